@@ -1,0 +1,39 @@
+"""The typed, Django-free model of one analyzed application attempt.
+
+Fetchers build it, heuristics and analyses read it; nothing here imports Django, fetchers or heuristics
+(import-linter enforces this). Units are normalized once, by the code that builds the model:
+timestamps are epoch milliseconds, durations milliseconds (Spark's nanosecond CPU and shuffle-write
+times are converted to float milliseconds), sizes bytes.
+"""
+
+from analyzer.appmodel.spark import (
+    TASK_COLUMNS,
+    AppStatus,
+    Environment,
+    Executor,
+    Job,
+    JobStatus,
+    ParseStats,
+    SparkApp,
+    SqlExecution,
+    StageAttempt,
+    StageStatus,
+    TaskColumns,
+    TaskStatus,
+)
+
+__all__ = [
+    "TASK_COLUMNS",
+    "AppStatus",
+    "Environment",
+    "Executor",
+    "Job",
+    "JobStatus",
+    "ParseStats",
+    "SparkApp",
+    "SqlExecution",
+    "StageAttempt",
+    "StageStatus",
+    "TaskColumns",
+    "TaskStatus",
+]

@@ -1,0 +1,171 @@
+"""Storage of analysis results (Django ORM).
+
+Not to be confused with ``analyzer.appmodel``, the in-memory model of an application that heuristics read.
+Raw per-task arrays are never stored as rows: a report keeps heuristic findings and per-stage and
+per-executor summaries. Re-analyzing the same (source, app id, attempt) updates one ``AnalyzedApp``.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Severity(models.IntegerChoices):
+    """Dr. Elephant's five levels; colours live in the web UI, the label is always shown with them."""
+
+    NONE = 0, "None"
+    LOW = 1, "Low"
+    MODERATE = 2, "Moderate"
+    SEVERE = 3, "Severe"
+    CRITICAL = 4, "Critical"
+
+
+class AppType(models.TextChoices):
+    SPARK = "SPARK", "Spark"
+    MAPREDUCE = "MAPREDUCE", "MapReduce"
+
+
+class AnalyzedApp(models.Model):
+    """One analyzed application attempt."""
+
+    # Where it was read from: an absolute file or directory path for logs, later a cluster source name.
+    source = models.CharField(max_length=1024)
+    app_id = models.CharField(max_length=255)
+    attempt_id = models.CharField(max_length=64, blank=True, default="")  # "" when the app has no attempts
+    app_type = models.CharField(max_length=16, choices=AppType.choices, default=AppType.SPARK)
+    name = models.TextField(blank=True, default="")
+    user = models.CharField(max_length=255, blank=True, default="")
+    queue = models.CharField(max_length=255, blank=True, default="")
+    job_type = models.CharField(max_length=64, blank=True, default="")
+    spark_version = models.CharField(max_length=64, blank=True, default="")
+    start_time = models.DateTimeField(null=True, blank=True)
+    end_time = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=16, default="")  # SUCCEEDED / FAILED / INCOMPLETE
+    partial = models.BooleanField(default=False)
+    severity = models.PositiveSmallIntegerField(choices=Severity.choices, default=Severity.NONE)
+    score = models.IntegerField(default=0)
+    runtime_ms = models.BigIntegerField(null=True, blank=True)
+    used_gb_hours = models.FloatField(default=0.0)
+    wasted_gb_hours = models.FloatField(default=0.0)
+    metrics = models.JSONField(default=dict)
+    warnings = models.JSONField(default=list)
+    parse_stats = models.JSONField(default=dict)
+    spark_properties = models.JSONField(default=dict)  # redacted before it gets here
+    analyzed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["source", "app_id", "attempt_id"], name="uniq_app_attempt_per_source"),
+        ]
+        indexes = [
+            models.Index(fields=["-end_time"], name="app_end_idx"),
+            models.Index(fields=["user", "-end_time"], name="app_user_end_idx"),
+            models.Index(fields=["severity", "-end_time"], name="app_severity_end_idx"),
+            models.Index(fields=["app_id"], name="app_id_idx"),
+            models.Index(fields=["-start_time"], name="app_start_idx"),
+        ]
+        ordering = ["-end_time", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.app_id}/{self.attempt_id}" if self.attempt_id else self.app_id
+
+
+class HeuristicResult(models.Model):
+    """One heuristic's verdict on one app."""
+
+    app = models.ForeignKey(AnalyzedApp, on_delete=models.CASCADE, related_name="heuristic_results")
+    position = models.PositiveSmallIntegerField(default=0)  # display order
+    code = models.CharField(max_length=128)
+    name = models.CharField(max_length=255)
+    severity = models.PositiveSmallIntegerField(choices=Severity.choices, default=Severity.NONE)
+    score = models.IntegerField(default=0)
+    advice = models.TextField(blank=True, default="")
+    observed = models.JSONField(default=dict)
+    thresholds = models.JSONField(default=dict)
+    stages = models.JSONField(default=list)  # [[stage_id, attempt_id], ...] involved
+    executors = models.JSONField(default=list)  # executor ids involved
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["app", "code"], name="uniq_heuristic_per_app")]
+        indexes = [models.Index(fields=["code", "severity"], name="heuristic_code_severity_idx")]
+        ordering = ["app", "position"]
+
+    def __str__(self) -> str:
+        return f"{self.code}={self.get_severity_display()}"
+
+
+class HeuristicDetail(models.Model):
+    """A named value a heuristic reports (the details table of the report)."""
+
+    result = models.ForeignKey(HeuristicResult, on_delete=models.CASCADE, related_name="details")
+    position = models.PositiveSmallIntegerField(default=0)
+    name = models.CharField(max_length=255)
+    value = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["result", "position"]
+
+
+class StageSummary(models.Model):
+    """Per stage attempt totals, as the History Server's stage list shows them."""
+
+    app = models.ForeignKey(AnalyzedApp, on_delete=models.CASCADE, related_name="stage_summaries")
+    stage_id = models.IntegerField()
+    attempt_id = models.IntegerField(default=0)
+    name = models.TextField(blank=True, default="")
+    status = models.CharField(max_length=16, default="")
+    num_tasks = models.IntegerField(default=0)
+    num_complete_tasks = models.IntegerField(default=0)
+    num_failed_tasks = models.IntegerField(default=0)
+    num_killed_tasks = models.IntegerField(default=0)
+    submission_time = models.DateTimeField(null=True, blank=True)
+    completion_time = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.BigIntegerField(null=True, blank=True)
+    executor_run_time_ms = models.BigIntegerField(default=0)
+    executor_cpu_time_ms = models.FloatField(default=0.0)
+    jvm_gc_time_ms = models.BigIntegerField(default=0)
+    input_bytes = models.BigIntegerField(default=0)
+    input_records = models.BigIntegerField(default=0)
+    output_bytes = models.BigIntegerField(default=0)
+    output_records = models.BigIntegerField(default=0)
+    shuffle_read_bytes = models.BigIntegerField(default=0)
+    shuffle_read_records = models.BigIntegerField(default=0)
+    shuffle_write_bytes = models.BigIntegerField(default=0)
+    shuffle_write_records = models.BigIntegerField(default=0)
+    memory_bytes_spilled = models.BigIntegerField(default=0)
+    disk_bytes_spilled = models.BigIntegerField(default=0)
+    peak_execution_memory = models.BigIntegerField(default=0)  # max over tasks
+    # Quantiles (0, .25, .5, .75, 1) of successful task durations, ms, for the report's charts.
+    task_duration_quantiles = models.JSONField(default=list)
+    failure_reason = models.TextField(blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["app", "stage_id", "attempt_id"], name="uniq_stage_attempt_per_app"),
+        ]
+        ordering = ["app", "stage_id", "attempt_id"]
+
+
+class ExecutorSummary(models.Model):
+    """Per executor totals, as the History Server's allexecutors list shows them."""
+
+    app = models.ForeignKey(AnalyzedApp, on_delete=models.CASCADE, related_name="executor_summaries")
+    executor_id = models.CharField(max_length=64)
+    host = models.CharField(max_length=255, blank=True, default="")
+    cores = models.IntegerField(default=0)
+    added_time = models.DateTimeField(null=True, blank=True)
+    removed_time = models.DateTimeField(null=True, blank=True)
+    removed_reason = models.TextField(blank=True, default="")
+    max_memory = models.BigIntegerField(default=0)
+    total_tasks = models.IntegerField(default=0)
+    failed_tasks = models.IntegerField(default=0)
+    total_duration_ms = models.BigIntegerField(default=0)
+    total_gc_time_ms = models.BigIntegerField(default=0)
+    total_input_bytes = models.BigIntegerField(default=0)
+    total_shuffle_read = models.BigIntegerField(default=0)
+    total_shuffle_write = models.BigIntegerField(default=0)
+    peak_metrics = models.JSONField(default=dict)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["app", "executor_id"], name="uniq_executor_per_app")]
+        ordering = ["app", "id"]

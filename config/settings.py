@@ -1,0 +1,84 @@
+"""Django settings, all from the environment.
+
+DATABASE_URL: `postgres://user@host:port/db` (PostgreSQL) or `sqlite:///path` (the embedded default,
+`var/hindsight.sqlite3` in the checkout). HINDSIGHT_HEURISTICS_FILE: optional YAML overriding heuristic
+thresholds (see heuristics/defaults.yaml). HINDSIGHT_REDACTION_PATTERNS: extra regexes, comma separated,
+for configuration keys whose values are secrets.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+DEBUG = _env_bool("HINDSIGHT_DEBUG", False)
+# The default key only protects a local single-user install; production sets its own.
+SECRET_KEY = os.environ.get("HINDSIGHT_SECRET_KEY", "hindsight-local-insecure-key-change-me")
+ALLOWED_HOSTS = [h.strip() for h in os.environ.get("HINDSIGHT_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
+
+_default_db = f"sqlite:///{BASE_DIR / 'var' / 'hindsight.sqlite3'}"
+DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL", _default_db), conn_max_age=60)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "analyzer",
+    "webui",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "var" / "static"
+
+HINDSIGHT_HEURISTICS_FILE = os.environ.get("HINDSIGHT_HEURISTICS_FILE") or None
+HINDSIGHT_REDACTION_PATTERNS = [p for p in os.environ.get("HINDSIGHT_REDACTION_PATTERNS", "").split(",") if p]

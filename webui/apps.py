@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class WebuiConfig(AppConfig):
+    name = "webui"
+    verbose_name = "Hindsight web UI"
