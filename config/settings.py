@@ -30,6 +30,9 @@ ALLOWED_HOSTS = [h.strip() for h in os.environ.get("HINDSIGHT_ALLOWED_HOSTS", "1
 
 _default_db = f"sqlite:///{BASE_DIR / 'var' / 'hindsight.sqlite3'}"
 DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL", _default_db), conn_max_age=60)}
+if DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
+    # One test database per test process, so concurrent test runs on one server never drop each other's.
+    DATABASES["default"]["TEST"] = {"NAME": os.environ.get("HINDSIGHT_TEST_DB_NAME", f"test_hindsight_{os.getpid()}")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 INSTALLED_APPS = [
