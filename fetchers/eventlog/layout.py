@@ -1,0 +1,295 @@
+"""Finding Spark event logs on disk: single files, rolling directories, Databricks directories.
+
+Format facts relied on (refdata README section 6 facts 3-5):
+
+* single file ``<appId>[_<attemptId>][.<codec>][.inprogress]``;
+* rolling (Spark 3.0+, the 4.x default) directory ``eventlog_v2_<appId>[_<attemptId>]/`` holding
+  ``events_<N>_<appId>[_<attemptId>][.<codec>]`` parts (N from 1, numeric order), an empty
+  ``appstatus_<appId>[_<attemptId>][.inprogress]`` marker (absent or ``.inprogress`` = still running), Hadoop's
+  ``.<name>.crc`` files, and after compaction ``events_<N>_...[.<codec>].compact`` which replaces parts <= N;
+* Databricks: ``eventlog-YYYY-MM-DD--HH-MM[.gz]`` rolled parts (oldest first) then the current ``eventlog``;
+* Spark sanitizes app ids in names (no ``.``), so a ``.`` starts a suffix; YARN attempt ids are numbers.
+"""
+
+from __future__ import annotations
+
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from fetchers.eventlog.codecs import HEAD_SIZE, UnknownFormat, codec_from_name, detect_codec
+
+
+class EventLogError(Exception):
+    """The input cannot be read as an event log; the message is one line naming the path."""
+
+
+@dataclass(frozen=True)
+class EventLogPart:
+    path: Path
+    codec: str | None  # None (plain), "zstd", "lz4", "snappy", "lzf", "gzip"
+    index: int  # rolling part number (events_<N>_...), position for Databricks parts, 0 for single files
+
+
+@dataclass(frozen=True)
+class EventLog:
+    path: Path  # the file or the rolling / Databricks directory
+    parts: tuple[EventLogPart, ...]  # in reading order
+    layout: str  # "single" | "rolling" | "databricks"
+    in_progress: bool
+    app_id_hint: str | None  # from the name; the log's own ApplicationStart is authoritative
+    attempt_hint: str | None
+
+
+SINGLE: Final = "single"
+ROLLING: Final = "rolling"
+DATABRICKS: Final = "databricks"
+
+ROLLING_DIR_PREFIX: Final = "eventlog_v2_"
+APPSTATUS_PREFIX: Final = "appstatus_"
+IN_PROGRESS: Final = ".inprogress"
+COMPACT: Final = ".compact"
+DATABRICKS_CURRENT: Final = "eventlog"
+
+_ROLLING_PART = re.compile(r"events_(?P<index>\d+)_(?P<rest>.+)")
+_DATABRICKS_ROLLED = re.compile(r"eventlog-\d{4}-\d{2}-\d{2}--\d{2}-\d{2}(?:\.[A-Za-z0-9]+)?")
+# YARN ids contain underscores; other ids (local-<ms>, app-<time>-<n>, spark-<hex>) do not, and all carry a long
+# number. An attempt id is a number. Names of any other shape (renamed copies) give no hint.
+_APP_AND_ATTEMPT = re.compile(r"(?P<app>application_\d+_\d+|[^_]*\d{4}[^_]*)(?:_(?P<attempt>\d+))?")
+
+# Files that share folders with event logs but are certainly not event logs: skipped without a complaint.
+_NOT_LOG_SUFFIXES: Final = frozenset(
+    {"crc", "json", "md", "txt", "csv", "tsv", "xml", "properties", "jhist", "py", "sh", "html", "yaml", "yml"}
+    | {"conf", "jar", "zip", "tar", "tgz", "pdf", "png", "jpg", "svg"}
+)
+
+
+def find_event_logs(path: Path) -> tuple[list[EventLog], list[str]]:
+    """Event logs at ``path`` and one error line per entry under it that could not be used.
+
+    A file -> that log. A rolling (``eventlog_v2_*``) or Databricks directory -> that log. Any other
+    directory -> every log found under it, recursively. Raises EventLogError when nothing usable is there.
+    """
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise EventLogError(f"{path}: no such file or directory") from None
+    except OSError as error:
+        raise EventLogError(f"{path}: cannot read ({error.strerror or error})") from None
+    if stat.S_ISREG(mode):
+        return [single_file_log(path)], []
+    if not stat.S_ISDIR(mode):
+        raise EventLogError(f"{path}: not a regular file or directory")
+    errors: list[str] = []
+    logs: list[EventLog] = []
+    directory_log = _directory_log(path)
+    if directory_log is not None:
+        return [directory_log], errors
+    _scan(path, logs, errors)
+    if not logs:
+        detail = f" ({len(errors)} unusable entries; first: {errors[0]})" if errors else ""
+        raise EventLogError(f"{path}: no event logs found{detail}")
+    return logs, errors
+
+
+def single_file_log(path: Path) -> EventLog:
+    """The log in one file; EventLogError if it cannot be read or is not in a known format."""
+    name = path.name
+    in_progress = name.endswith(IN_PROGRESS)
+    head = _read_head(path)
+    if not head and not in_progress:
+        raise EventLogError(f"{path}: empty file, no events")
+    try:
+        codec, _ = detect_codec(name, head)
+    except UnknownFormat as error:
+        raise EventLogError(f"{path}: not an event log: {error}") from None
+    app, attempt = _app_and_attempt(_strip_suffixes(name))
+    return EventLog(path, (EventLogPart(path, codec, 0),), SINGLE, in_progress, app, attempt)
+
+
+def rolling_listing(directory: Path) -> tuple[list[EventLogPart], bool, list[str]]:
+    """(parts in reading order, in progress, problems) of a rolling ``eventlog_v2_*`` directory.
+
+    Problems are one line each: unusable names, missing part numbers. Raises EventLogError if the directory
+    cannot be listed or holds no event file.
+    """
+    entries = _list_dir(directory)
+    problems: list[str] = []
+    candidates: dict[int, list[tuple[Path, bool]]] = {}
+    status_markers: list[str] = []
+    for entry in entries:
+        name = entry.name
+        if name.startswith(".") or name.endswith(".crc"):
+            continue
+        if name.startswith(APPSTATUS_PREFIX):
+            status_markers.append(name)
+            continue
+        match = _ROLLING_PART.fullmatch(name)
+        if match is None:
+            if name.startswith("events_"):
+                problems.append(f"{name}: not a rolling event file name (events_<N>_<appId>); ignored")
+            continue
+        candidates.setdefault(int(match["index"]), []).append((entry, name.endswith(COMPACT)))
+    if not candidates:
+        raise EventLogError(f"{directory}: rolling event log directory without events_<N>_* files")
+    compacted = [index for index, files in candidates.items() if any(compact for _, compact in files)]
+    start = max(compacted) if compacted else 0
+    chosen: list[tuple[int, Path]] = []
+    if compacted:
+        chosen.append((start, next(path for path, compact in candidates[start] if compact)))
+    for index in sorted(i for i in candidates if i > start):
+        files = [path for path, compact in candidates[index] if not compact]
+        if len(files) > 1:
+            problems.append(f"{files[0].name}: {len(files)} files for part {index}; reading this one")
+        if files:
+            chosen.append((index, files[0]))
+    expected = start + 1
+    for index, path in chosen[1:] if compacted else chosen:
+        if index != expected:
+            missing = f"{expected}" if index == expected + 1 else f"{expected}-{index - 1}"
+            problems.append(f"{path.name}: part(s) {missing} missing before it; events there are lost")
+        expected = index + 1
+    parts: list[EventLogPart] = []
+    for index, path in chosen:
+        try:
+            codec, _ = detect_codec(path.name, _read_head(path))
+        except (UnknownFormat, EventLogError) as error:
+            problems.append(f"{path.name}: unusable part: {str(error).removeprefix(f'{path}: ')}")
+            continue
+        parts.append(EventLogPart(path, codec, index))
+    if not parts:
+        raise EventLogError(f"{directory}: no readable event file ({problems[0]})")
+    complete = any(not marker.endswith(IN_PROGRESS) for marker in status_markers)
+    return parts, not complete, problems
+
+
+def databricks_listing(directory: Path) -> tuple[list[EventLogPart], list[str]]:
+    """(parts, problems) of a Databricks directory: rolled ``eventlog-<time>[.gz]`` oldest first, then ``eventlog``."""
+    names = [entry.name for entry in _list_dir(directory) if entry.is_file()]
+    rolled = sorted(name for name in names if _DATABRICKS_ROLLED.fullmatch(name))  # zero-padded: text = time order
+    ordered = [*rolled, DATABRICKS_CURRENT] if DATABRICKS_CURRENT in names else rolled
+    parts: list[EventLogPart] = []
+    problems: list[str] = []
+    for position, name in enumerate(ordered, start=1):
+        path = directory / name
+        try:
+            codec, _ = detect_codec(name, _read_head(path))
+        except (UnknownFormat, EventLogError) as error:
+            problems.append(f"{path.name}: unusable part: {str(error).removeprefix(f'{path}: ')}")
+            continue
+        parts.append(EventLogPart(path, codec, position))
+    if not parts:
+        detail = f" ({problems[0]})" if problems else ""
+        raise EventLogError(f"{directory}: Databricks event log directory without a readable eventlog file{detail}")
+    return parts, problems
+
+
+def _directory_log(directory: Path) -> EventLog | None:
+    """The one log a rolling or Databricks directory holds, None for any other directory.
+
+    Problems inside the log (bad or missing parts) are not errors here: the log is usable, and open_lines
+    reports them as warnings on the result, which they make partial.
+    """
+    name = directory.name
+    if name.startswith(ROLLING_DIR_PREFIX):
+        parts, in_progress, _ = rolling_listing(directory)
+        app, attempt = _app_and_attempt(name.removeprefix(ROLLING_DIR_PREFIX))
+        return EventLog(directory, tuple(parts), ROLLING, in_progress, app, attempt)
+    # Files only: Databricks cluster-log trees also have a *directory* named eventlog above the logs.
+    names = [entry.name for entry in _list_dir(directory) if entry.is_file()]
+    if any(n == DATABRICKS_CURRENT or _DATABRICKS_ROLLED.fullmatch(n) for n in names):
+        parts, _ = databricks_listing(directory)
+        return EventLog(directory, tuple(parts), DATABRICKS, False, None, None)
+    return None
+
+
+def _scan(directory: Path, logs: list[EventLog], errors: list[str]) -> None:
+    try:
+        entries = _list_dir(directory)
+    except EventLogError as error:
+        errors.append(str(error))
+        return
+    for entry in entries:
+        name = entry.name
+        if name.startswith((".", APPSTATUS_PREFIX)):
+            continue
+        try:
+            mode = entry.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                mode = entry.stat().st_mode  # follow links to files; linked directories could loop
+                if stat.S_ISDIR(mode):
+                    continue
+            if stat.S_ISDIR(mode):
+                directory_log = _directory_log(entry)
+                if directory_log is None:
+                    _scan(entry, logs, errors)
+                else:
+                    logs.append(directory_log)
+            elif stat.S_ISREG(mode):
+                if name.rpartition(".")[2].lower() in _NOT_LOG_SUFFIXES and "." in name:
+                    continue
+                logs.append(single_file_log(entry))
+        except EventLogError as error:
+            errors.append(str(error))
+        except OSError as error:
+            errors.append(f"{entry}: cannot read ({error.strerror or error})")
+
+
+def _list_dir(directory: Path) -> list[Path]:
+    try:
+        return sorted(directory.iterdir())
+    except OSError as error:
+        raise EventLogError(f"{directory}: cannot list directory ({error.strerror or error})") from None
+
+
+def _read_head(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(HEAD_SIZE)
+    except IsADirectoryError:
+        raise EventLogError(f"{path}: is a directory, expected a file") from None
+    except FileNotFoundError:
+        raise EventLogError(f"{path}: no such file") from None
+    except OSError as error:
+        raise EventLogError(f"{path}: cannot read ({error.strerror or error})") from None
+
+
+def _strip_suffixes(name: str) -> str:
+    """``local-1.zstd.inprogress`` -> ``local-1``: drop the progress/compaction markers, then a codec suffix."""
+    for marker in (IN_PROGRESS, COMPACT, IN_PROGRESS):
+        name = name.removesuffix(marker)
+    if codec_from_name(name) is not None:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def _app_and_attempt(name: str) -> tuple[str | None, str | None]:
+    match = _APP_AND_ATTEMPT.fullmatch(name)
+    if match is None:
+        return None, None
+    return match["app"], match["attempt"]
+
+
+def in_progress_reason(log: EventLog) -> str:
+    """Why a log counts as still being written, for the warning that says so."""
+    if log.layout == ROLLING:
+        return "no finished appstatus marker (absent or .inprogress)"
+    return "name ends with .inprogress"
+
+
+__all__ = (
+    "DATABRICKS",
+    "ROLLING",
+    "SINGLE",
+    "EventLog",
+    "EventLogError",
+    "EventLogPart",
+    "databricks_listing",
+    "find_event_logs",
+    "in_progress_reason",
+    "rolling_listing",
+    "single_file_log",
+)
