@@ -33,13 +33,8 @@ from typing import BinaryIO, Final
 import cramjam
 import lz4.block
 import lzf
-import numpy as np
+import xxhash
 import zstandard
-
-try:  # optional: the C xxhash binding is ~50x faster than the numpy fallback below
-    import xxhash  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - depends on the environment
-    xxhash = None
 
 CHUNK_SIZE: Final = 1 << 20
 HEAD_SIZE: Final = 16  # enough bytes to recognise every format below
@@ -265,8 +260,7 @@ _LZ4_COMPRESSED: Final = 0x20
 _LZ4_SEED: Final = 0x9747B28C
 
 
-# Checksums are verified in batches this big: the numpy hashing fallback pays per 16-byte step, not per byte, so
-# bigger batches are faster; the batch only holds references to blocks already decoded.
+# Checksums are verified in batches this big; the batch only holds references to blocks already decoded.
 _CHECK_BATCH: Final = 4 << 20
 
 
@@ -492,78 +486,6 @@ _DECODERS: Final[dict[str | None, Callable[[BinaryIO, Report, int], Iterator[byt
 }
 
 
-# xxHash32 (https://github.com/Cyan4973/xxHash/blob/dev/doc/xxhash_spec.md), for lz4-java block checksums.
-_P1: Final = 2654435761
-_P2: Final = 2246822519
-_P3: Final = 3266489917
-_P4: Final = 668265263
-_P5: Final = 374761393
-_MASK: Final = 0xFFFFFFFF
-
-
-def _rotl(value: int, bits: int) -> int:
-    return ((value << bits) | (value >> (32 - bits))) & _MASK
-
-
 def xxh32_low28_many(blocks: list[bytes], seed: int) -> list[int]:
-    """Low 28 bits of xxHash32 of each block (what lz4-java compares).
-
-    Without the ``xxhash`` package the 16-byte stripes of equal-length blocks are hashed together with numpy:
-    a stripe step depends on the previous one within a block, but blocks are independent, and Spark writes
-    blocks of one size.
-    """
-    if xxhash is not None:
-        return [xxhash.xxh32_intdigest(block, seed) & 0xFFFFFFF for block in blocks]
-    results = [0] * len(blocks)
-    by_length: dict[int, list[int]] = {}
-    for position, block in enumerate(blocks):
-        by_length.setdefault(len(block), []).append(position)
-    for length, positions in by_length.items():
-        stripes = length // 16
-        lanes: list[list[int]] = []
-        if stripes:
-            words = np.frombuffer(
-                b"".join(memoryview(blocks[p])[: stripes * 16] for p in positions), dtype="<u4"
-            ).reshape(len(positions), stripes, 4)
-            # Stripe-major, pre-multiplied by P2 in one vectorized pass (uint32 arithmetic wraps like the spec).
-            products = np.ascontiguousarray(words.transpose(1, 0, 2)) * np.uint32(_P2)
-            state = np.tile(
-                np.array(
-                    [(seed + _P1 + _P2) & _MASK, (seed + _P2) & _MASK, seed & _MASK, (seed - _P1) & _MASK],
-                    dtype=np.uint32,
-                ),
-                (len(positions), 1),
-            )
-            rotated = np.empty_like(state)
-            for step in products:
-                state += step
-                np.left_shift(state, 13, out=rotated)
-                state >>= 19
-                state |= rotated
-                state *= np.uint32(_P1)
-            lanes = state.tolist()
-        for row, position in enumerate(positions):
-            if stripes:
-                v1, v2, v3, v4 = lanes[row]
-                digest = (_rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)) & _MASK
-            else:
-                digest = (seed + _P5) & _MASK
-            results[position] = _xxh32_finish(digest, blocks[position], stripes * 16) & 0xFFFFFFF
-    return results
-
-
-def _xxh32_finish(digest: int, block: bytes, start: int) -> int:
-    digest = (digest + len(block)) & _MASK
-    end = len(block)
-    while start + 4 <= end:
-        word = int.from_bytes(block[start : start + 4], "little")
-        digest = (_rotl((digest + word * _P3) & _MASK, 17) * _P4) & _MASK
-        start += 4
-    while start < end:
-        digest = (_rotl((digest + block[start] * _P5) & _MASK, 11) * _P1) & _MASK
-        start += 1
-    digest ^= digest >> 15
-    digest = (digest * _P2) & _MASK
-    digest ^= digest >> 13
-    digest = (digest * _P3) & _MASK
-    return digest ^ (digest >> 16)
+    """Low 28 bits of xxHash32 of each block (what lz4-java compares)."""
+    return [xxhash.xxh32_intdigest(block, seed) & 0xFFFFFFF for block in blocks]
