@@ -1,0 +1,235 @@
+"""Formatting for the report pages. Filters return plain strings, so Django escapes them like any value;
+the only HTML built here comes from ``format_html`` with fixed markup.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from django import template
+from django.http import HttpRequest
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from analyzer.models import Severity
+from analyzer.selectors import MetricValue
+from webui.help import inline_segments
+
+register = template.Library()
+
+MISSING: Final = "—"
+
+# One shape per level, so severity reads without colour too (the label is always shown as well).
+_SHAPES: Final[dict[int, str]] = {
+    0: '<path d="M2 6.5 4.8 9.2 10 3" fill="none" stroke="currentColor" stroke-width="2"/>',
+    1: '<circle cx="6" cy="6" r="3.2" fill="currentColor"/>',
+    2: '<path d="M6 .8 11.5 10.8H.5z" fill="currentColor"/>',
+    3: '<path d="M6 .3 11.7 6 6 11.7.3 6z" fill="currentColor"/>',
+    4: '<path d="M3.5.5h5l3 3v5l-3 3h-5l-3-3v-5z" fill="currentColor"/>'
+    '<path d="M5.1 2.6h1.8v4.3H5.1zM5.1 7.9h1.8v1.6H5.1z" fill="#fff"/>',
+}
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+@register.filter
+def duration(ms: Any) -> str:
+    """Milliseconds as "850 ms", "12.5 s", "3 min 12 s" or "2 h 5 min"."""
+    value = _number(ms)
+    if value is None:
+        return MISSING
+    if abs(value) < 1000:
+        return f"{round(value)} ms"
+    if abs(value) < 60_000:
+        return f"{value / 1000:.1f} s"
+    hours, rest = divmod(round(value / 1000), 3600)
+    minutes, seconds = divmod(rest, 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min {seconds} s"
+
+
+@register.filter
+def elapsed(start: Any, end: Any) -> str:
+    """The time from ``start`` to ``end`` (datetimes), as :func:`duration` writes it."""
+    if not isinstance(start, datetime) or not isinstance(end, datetime):
+        return MISSING
+    return duration((end - start).total_seconds() * 1000)
+
+
+@register.filter
+def gb_hours(value: Any) -> str:
+    number = _number(value)
+    return MISSING if number is None else f"{number:,.3f} GB·h"
+
+
+@register.filter
+def percent(ratio: Any) -> str:
+    number = _number(ratio)
+    return MISSING if number is None else f"{100 * number:.1f} %"
+
+
+@register.filter
+def share_of(part: Any, whole: Any) -> str:
+    """``part`` as a percentage of ``whole``, or "" when undefined."""
+    part_number, whole_number = _number(part), _number(whole)
+    if part_number is None or not whole_number:
+        return ""
+    return f"{100 * part_number / whole_number:.1f} %"
+
+
+@register.filter
+def data_size(value: Any) -> str:
+    number = _number(value)
+    if number is None:
+        return MISSING
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(number) >= scale:
+            return f"{number / scale:.1f} {unit}"
+    return f"{int(number)} B"
+
+
+@register.filter
+def count(value: Any) -> str:
+    number = _number(value)
+    if number is None:
+        return MISSING
+    return f"{int(number):,}" if number.is_integer() else f"{number:,.3g}"
+
+
+@register.filter
+def plain(value: Any) -> str:
+    """Any stored JSON value as one line of text (numbers rounded for reading)."""
+    if value is None or value == "":
+        return MISSING
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "∞" if value > 0 else "-∞" if value < 0 else "n/a"
+        if value.is_integer() or abs(value) >= 10_000:
+            return f"{value:,.0f}"
+        return f"{value:.4g}" if abs(value) >= 0.001 else f"{value:.2e}"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple) and all(not isinstance(v, dict | list) for v in value):
+        return ", ".join(plain(v) for v in value)
+    if isinstance(value, dict) and all(not isinstance(v, dict | list) for v in value.values()):
+        return ", ".join(f"{key} {plain(v)}" for key, v in value.items())
+    return json.dumps(value, default=str, ensure_ascii=False)
+
+
+@register.filter
+def metric(value: MetricValue) -> str:
+    formatters = {"ms": duration, "gb_hours": gb_hours, "ratio": percent, "bytes": data_size, "count": count}
+    if value.value is None:
+        return MISSING
+    return formatters.get(value.unit, plain)(value.value)
+
+
+def _stage_ref(ref: Any) -> tuple[str, str]:
+    # Heuristics store [stage_id, attempt_id]; tolerate a bare stage id too.
+    if isinstance(ref, list | tuple) and ref:
+        return str(ref[0]), str(ref[1]) if len(ref) > 1 and ref[1] is not None else "0"
+    return str(ref), "0"
+
+
+@register.filter
+def stage_anchor(ref: Any) -> str:
+    stage_id, attempt_id = _stage_ref(ref)
+    return f"stage-{stage_id}-{attempt_id}"
+
+
+@register.filter
+def stage_label(ref: Any) -> str:
+    stage_id, attempt_id = _stage_ref(ref)
+    return stage_id if attempt_id == "0" else f"{stage_id}.{attempt_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRows:
+    judged: list[tuple[str, Any, Any]]  # (measure, observed or None, four thresholds)
+    observed: list[tuple[str, Any]]  # other observed values
+    settings: list[tuple[str, Any]]  # other configuration the heuristic applied
+
+
+def _is_four_thresholds(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == 4 and all(_number(v) is not None for v in value)
+
+
+@register.filter
+def finding_rows(result: Any) -> FindingRows:
+    """A finding's observed values and thresholds, split into what was judged against four levels and the rest."""
+    observed = result.observed if isinstance(result.observed, dict) else {}
+    thresholds = result.thresholds if isinstance(result.thresholds, dict) else {}
+    judged = [(key, observed.get(key), value) for key, value in thresholds.items() if _is_four_thresholds(value)]
+    judged_keys = {key for key, _, _ in judged}
+    return FindingRows(
+        judged=judged,
+        observed=[(key, value) for key, value in observed.items() if key not in judged_keys],
+        settings=[(key, value) for key, value in thresholds.items() if key not in judged_keys],
+    )
+
+
+@register.filter
+def inline(text: Any) -> list[tuple[bool, str]]:
+    """(is_code, text) pieces of help text, so templates can wrap code in <code> and still escape it."""
+    return inline_segments(str(text))
+
+
+@register.filter
+def get(mapping: Any, key: str) -> Any:
+    return mapping.get(key) if isinstance(mapping, dict) else None
+
+
+@register.filter
+def severity_label(level: Any) -> str:
+    try:
+        return Severity(int(level)).label
+    except (TypeError, ValueError):
+        return "Unknown"
+
+
+@register.simple_tag
+def severity_badge(level: Any) -> SafeString:
+    """A badge with a shape, a colour and the severity's name."""
+    try:
+        severity = Severity(int(level))
+    except (TypeError, ValueError):
+        return format_html('<span class="sev">{}</span>', "Unknown")
+    return format_html(
+        '<span class="sev sev-{}"><svg class="sev-icon" viewBox="0 0 12 12" width="13" height="13" '
+        'aria-hidden="true" focusable="false">{}</svg>{}</span>',
+        severity.value,
+        SafeString(_SHAPES[severity.value]),  # fixed markup above, never data
+        severity.label,
+    )
+
+
+@register.inclusion_tag("webui/_sort_header.html", takes_context=True)
+def sort_header(context: template.Context, label: str, column: str, current: str, anchor: str = "") -> dict[str, Any]:
+    """A column header linking to this page sorted by ``column``; a second click reverses the order."""
+    request: HttpRequest = context["request"]
+    params = request.GET.copy()
+    ascending_now = current == column
+    descending_now = current == f"-{column}"
+    params["stage_sort"] = f"-{column}" if ascending_now else column
+    params.pop("page", None)
+    state = "ascending" if ascending_now else "descending" if descending_now else "none"
+    return {
+        "label": label,
+        "url": f"?{params.urlencode()}{'#' + anchor if anchor else ''}",
+        "state": state,
+    }
