@@ -8,6 +8,7 @@ per-executor summaries. Re-analyzing the same (source, app id, attempt) updates 
 from __future__ import annotations
 
 from django.db import models
+from django.db.models import F
 
 
 class Severity(models.IntegerChoices):
@@ -45,8 +46,9 @@ class AnalyzedApp(models.Model):
     severity = models.PositiveSmallIntegerField(choices=Severity.choices, default=Severity.NONE)
     score = models.IntegerField(default=0)
     runtime_ms = models.BigIntegerField(null=True, blank=True)
-    used_gb_hours = models.FloatField(default=0.0)
-    wasted_gb_hours = models.FloatField(default=0.0)
+    # GiB-hours, see analyzer.metrics; null when the log does not tell (no start time, unknown lifetimes).
+    used_gb_hours = models.FloatField(null=True, blank=True)
+    wasted_gb_hours = models.FloatField(null=True, blank=True)
     metrics = models.JSONField(default=dict)
     warnings = models.JSONField(default=list)
     parse_stats = models.JSONField(default=dict)
@@ -58,11 +60,13 @@ class AnalyzedApp(models.Model):
             models.UniqueConstraint(fields=["source", "app_id", "attempt_id"], name="uniq_app_attempt_per_source"),
         ]
         indexes = [
-            models.Index(fields=["-end_time"], name="app_end_idx"),
+            # The app list's order: newest end first, apps without an end (incomplete logs) last.
+            models.Index(F("end_time").desc(nulls_last=True), F("id").desc(), name="app_end_idx"),
             models.Index(fields=["user", "-end_time"], name="app_user_end_idx"),
             models.Index(fields=["severity", "-end_time"], name="app_severity_end_idx"),
             models.Index(fields=["app_id"], name="app_id_idx"),
             models.Index(fields=["-start_time"], name="app_start_idx"),
+            models.Index(fields=["-score"], name="app_score_idx"),
         ]
         ordering = ["-end_time", "-id"]
 

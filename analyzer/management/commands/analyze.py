@@ -1,0 +1,204 @@
+"""``manage.py analyze PATH [PATH ...] [--format text|json] [--no-store]``: analyze Spark event logs.
+
+The contract CI scripts rely on:
+
+* Each PATH is an event-log file or a directory (scanned for logs). Apps are read, analyzed, printed and stored
+  one at a time, so memory stays bounded by one app.
+* ``--format json`` prints JSON Lines: one object per application (``AnalysisReport.to_json_dict`` lists the
+  keys) plus ``stored_id`` (the stored app's id, null with ``--no-store``).
+* ``--no-store`` never touches the database (works with no database configured).
+* Errors go to stderr, one line each: ``hindsight: <path>: <reason>``. The other inputs are still analyzed.
+* Exit status: 0 every input analyzed (and stored); 2 some input unreadable; 3 bad configuration
+  (heuristics file, redaction patterns: nothing is analyzed); 1 some report could not be stored.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import DatabaseError
+
+import heuristics
+from analyzer.appmodel.redaction import Redactor
+from analyzer.pipeline import AnalysisReport, HeuristicSuite, analyze
+from fetchers.spark_eventlog import read_apps
+
+EXIT_STORE_FAILED: Final = 1
+EXIT_UNREADABLE_INPUT: Final = 2
+EXIT_BAD_CONFIG: Final = 3
+_JSON_OPTIONS: Final = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+_SHOWN_FROM: Final = heuristics.Severity.MODERATE
+_WASTE_BASES: Final = {
+    "peak_jvm_memory": "peak JVM memory",
+    "task_time": "task time",
+    "mixed": "peak JVM memory where logged, else task time",
+}
+
+
+def printable(text: object) -> str:
+    """Untrusted text made safe for a terminal: control characters (escape sequences, newlines) escaped."""
+    value = str(text)
+    if value.isprintable():
+        return value
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}" for c in value)
+
+
+def _duration(ms: int | None) -> str:
+    if ms is None:
+        return "unknown"
+    seconds = ms / 1000
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min {secs} s"
+
+
+def _gb_hours(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.3f} GB-h"
+
+
+def render_text(report: AnalysisReport, stored: str) -> str:
+    """A readable verdict: identity, severity and score, findings at MODERATE and above with advice."""
+    metrics = report.metrics
+    attempt = f" attempt {printable(report.attempt_id)}" if report.attempt_id else ""
+    lines = [
+        f"{printable(report.app_id)}{attempt}: {printable(report.app_name) or '(no name)'}",
+        f"  user {printable(report.user) or 'unknown'}, Spark {printable(report.spark_version or 'unknown')}, "
+        f"{report.status}{' (partial log)' if report.partial else ''}, "
+        f"runtime {_duration(metrics.runtime_ms if metrics else None)}",
+        f"  source {printable(report.source)}",
+    ]
+    if metrics:
+        lines.append(
+            f"  memory used {_gb_hours(metrics.used_gb_hours)}, wasted {_gb_hours(metrics.wasted_gb_hours)}"
+            + (
+                f", needed memory from {_WASTE_BASES.get(metrics.waste_basis, metrics.waste_basis)}"
+                if metrics.waste_basis
+                else ""
+            )
+        )
+    lines.append(f"  verdict: {report.severity_name}, score {report.score}")
+    shown = report.findings_at_least(_SHOWN_FROM)
+    for finding in shown:
+        heading = f"{printable(finding.name)} [{printable(finding.code)}], score {finding.score}"
+        lines.append(f"    {finding.severity_name:<9} {heading}")
+        if finding.advice:
+            lines.append(f"              {printable(finding.advice)}")
+    if not shown:
+        lines.append("    no finding at MODERATE or above")
+    lines.extend(f"  warning: {printable(warning)}" for warning in report.warnings)
+    lines.append(f"  {stored}")
+    return "\n".join(lines)
+
+
+class Command(BaseCommand):
+    help = (
+        "Analyze Spark event logs (files, or directories scanned for logs): print a verdict per application "
+        "and store it. Exit 0 when every input was analyzed, 2 when some input was unreadable (one "
+        "'hindsight: <path>: <reason>' line each on stderr, the others still analyzed), 3 on a bad "
+        "heuristics configuration, 1 when a report could not be stored."
+    )
+    # The command must run without a database (--no-store) and without the web UI: no system checks.
+    requires_system_checks: list[str] = []
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("paths", nargs="+", metavar="PATH", help="event-log file or directory of logs")
+        parser.add_argument(
+            "--format",
+            dest="output_format",
+            choices=("text", "json"),
+            default="text",
+            help="text: a readable verdict per app; json: JSON Lines, one object per app",
+        )
+        parser.add_argument("--no-store", action="store_true", help="print only; do not touch the database at all")
+
+    def error(self, path: object, reason: object) -> None:
+        self.stderr.write(f"hindsight: {printable(path)}: {printable(reason)}", style_func=lambda s: s)
+
+    def handle(self, *args: Any, paths: list[str], output_format: str, no_store: bool, **options: Any) -> None:
+        self.output_format = output_format
+        self.no_store = no_store
+        self.store_failures = 0
+        self.suite = self._load_suite()
+        self.patterns = list(settings.HINDSIGHT_REDACTION_PATTERNS)
+        try:
+            Redactor(self.patterns)
+        except ValueError as exc:
+            self.error("HINDSIGHT_REDACTION_PATTERNS", exc)
+            raise SystemExit(EXIT_BAD_CONFIG) from None
+
+        unreadable = sum(self._analyze_input(raw_path) for raw_path in paths)
+        if unreadable:
+            raise SystemExit(EXIT_UNREADABLE_INPUT)
+        if self.store_failures:
+            raise SystemExit(EXIT_STORE_FAILED)
+
+    def _analyze_input(self, raw_path: str) -> int:
+        """Analyze, store and print every app under one input; the number of unreadable logs found there."""
+        path = Path(raw_path).expanduser()
+        if not path.exists():
+            self.error(raw_path, "no such file or directory")
+            return 1
+        found = unreadable = 0
+        try:
+            for outcome in read_apps(path.resolve(), self.patterns):
+                found += 1
+                if outcome.app is None:
+                    self.error(outcome.source, (outcome.error or "unreadable").removeprefix(f"{outcome.source}: "))
+                    unreadable += 1
+                    continue
+                outcome.app.source = outcome.app.source or outcome.source
+                report = analyze(outcome.app, self.suite)
+                stored_id = None if self.no_store else self._store(report)
+                self._print(report, stored_id)
+        except Exception as exc:  # a reader bug on one input must not cost the other inputs
+            self.error(raw_path, f"cannot read: {type(exc).__name__}: {exc}")
+            return unreadable + 1
+        if not found:
+            self.error(raw_path, "no Spark event logs found")
+            return 1
+        return unreadable
+
+    def _load_suite(self) -> HeuristicSuite:
+        origin = settings.HINDSIGHT_HEURISTICS_FILE or "heuristics configuration"
+        try:
+            return heuristics.load_suite(user_file=settings.HINDSIGHT_HEURISTICS_FILE)
+        except heuristics.ConfigError as exc:
+            self.error(origin, str(exc).removeprefix(f"{origin}: "))
+            raise SystemExit(EXIT_BAD_CONFIG) from None
+
+    def _store(self, report: AnalysisReport) -> int | None:
+        """The stored app's id, or None (after an error line) when the database refused it."""
+        from analyzer.services import report_store  # imported only when storing: --no-store needs no ORM
+
+        try:
+            return report_store(report=report, source=report.source).pk
+        except DatabaseError as exc:
+            first_line = next(iter(str(exc).strip().splitlines()), type(exc).__name__)
+            self.error(report.source, f"could not store {report.app_id}: {first_line}")
+            self.store_failures += 1
+            return None
+
+    def _print(self, report: AnalysisReport, stored_id: int | None) -> None:
+        if self.output_format == "json":
+            record = report.to_json_dict()
+            record["stored_id"] = stored_id
+            self.stdout.write(orjson.dumps(record, option=_JSON_OPTIONS).decode())
+            self.stdout.flush()  # one complete line per app, as soon as it is known
+            return
+        if self.no_store:
+            where = "not stored (--no-store)"
+        elif stored_id is None:
+            where = "not stored: the database refused it (see the error above)"
+        else:
+            from django.db import connection
+
+            database = connection.settings_dict.get("NAME")
+            where = f"stored as analyzed app #{stored_id} in the {connection.vendor} database {database}"
+        self.stdout.write(render_text(report, where) + "\n")
+        self.stdout.flush()

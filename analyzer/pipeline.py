@@ -1,0 +1,242 @@
+"""The pure analysis of one application: metrics, heuristic findings and per-stage rows (no Django).
+
+``analyze(app, suite)`` never raises on bad data: a part that fails leaves a warning on the report and the
+other parts still come through. ``AnalysisReport.to_json_dict()`` is the object the ``analyze`` command
+prints as one JSON Lines record, a contract CI scripts rely on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import logging
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol, TypeVar
+
+import numpy as np
+
+import heuristics
+from analyzer import summaries
+from analyzer.appmodel import SparkApp
+from analyzer.metrics import AppMetrics, compute_metrics
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+SEVERITY_NAMES: Final = ("NONE", "LOW", "MODERATE", "SEVERE", "CRITICAL")
+
+# The per-stage keys of the JSON output, in order (the contract's list, plus name and duration).
+STAGE_JSON_KEYS: Final = (
+    "stage_id",
+    "attempt_id",
+    "name",
+    "status",
+    "num_tasks",
+    "num_failed_tasks",
+    "duration_ms",
+    "executor_run_time_ms",
+    "jvm_gc_time_ms",
+    "input_bytes",
+    "shuffle_read_bytes",
+    "shuffle_write_bytes",
+    "memory_bytes_spilled",
+    "disk_bytes_spilled",
+)
+
+
+class HeuristicSuite(Protocol):
+    def evaluate(self, app: Any) -> list[heuristics.HeuristicResult]: ...
+
+
+def severity_name(level: int) -> str:
+    return SEVERITY_NAMES[level] if 0 <= level < len(SEVERITY_NAMES) else str(level)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One heuristic's verdict, in plain types (what is printed and stored)."""
+
+    code: str
+    name: str
+    severity: int
+    score: int
+    details: tuple[tuple[str, str], ...]
+    advice: str
+    observed: dict[str, Any]
+    thresholds: dict[str, Any]
+    stages: tuple[tuple[int, int], ...]  # stage attempts involved
+    executors: tuple[str, ...]
+
+    @property
+    def severity_name(self) -> str:
+        return severity_name(self.severity)
+
+    @classmethod
+    def from_result(cls, result: heuristics.HeuristicResult) -> Finding:
+        return cls(
+            code=str(result.code),
+            name=str(result.name),
+            severity=int(result.severity),
+            score=int(result.score),
+            details=tuple((str(name), str(value)) for name, value in result.details),
+            advice=str(result.advice or ""),
+            observed=plain(result.observed),
+            thresholds=plain(result.thresholds),
+            stages=tuple((int(stage_id), int(attempt)) for stage_id, attempt in result.stages),
+            executors=tuple(str(e) for e in result.executors),
+        )
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity_name,
+            "score": self.score,
+            "details": [{"name": name, "value": value} for name, value in self.details],
+            "advice": self.advice,
+            "stages": sorted({stage_id for stage_id, _attempt in self.stages}),
+            "stage_attempts": [list(key) for key in self.stages],
+            "executors": list(self.executors),
+            "observed": self.observed,
+            "thresholds": self.thresholds,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisReport:
+    """Everything known about one analyzed application attempt; holds no reference to the app model."""
+
+    source: str
+    app_id: str
+    attempt_id: str | None
+    app_name: str
+    user: str
+    spark_version: str | None
+    start_ms: int | None
+    end_ms: int | None
+    status: str
+    partial: bool
+    queue: str
+    severity: int
+    score: int
+    metrics: AppMetrics | None
+    findings: tuple[Finding, ...]
+    stages: tuple[summaries.StageRow, ...]
+    executors: tuple[summaries.ExecutorRow, ...]
+    warnings: tuple[str, ...]
+    parse_stats: dict[str, Any] = field(default_factory=dict)
+    spark_properties: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def severity_name(self) -> str:
+        return severity_name(self.severity)
+
+    def findings_at_least(self, level: int) -> list[Finding]:
+        return [f for f in self.findings if f.severity >= level]
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The JSON Lines object of the ``analyze`` command (see the command's help for the contract)."""
+        return {
+            "source": self.source,
+            "app_id": self.app_id,
+            "attempt_id": self.attempt_id,
+            "app_name": self.app_name,
+            "user": self.user,
+            "spark_version": self.spark_version,
+            "start_ms": self.start_ms,
+            "end_ms": self.end_ms,
+            "status": self.status,
+            "partial": self.partial,
+            "severity": self.severity_name,
+            "score": self.score,
+            "metrics": plain(self.metrics.to_dict()) if self.metrics else {},
+            "heuristics": [f.to_json_dict() for f in self.findings],
+            "stages": [{key: plain(getattr(row, key, None)) for key in STAGE_JSON_KEYS} for row in self.stages],
+            "warnings": list(self.warnings),
+        }
+
+
+def analyze(app: SparkApp, suite: HeuristicSuite) -> AnalysisReport:
+    """Analyze one app. Never raises on bad data: a failing part becomes a warning on the report."""
+    warnings = list(app.warnings)
+
+    def attempt(what: str, compute: Callable[[], T], fallback: T) -> T:
+        try:
+            return compute()
+        except Exception as exc:  # a bug or unforeseen data in one part must not lose the others
+            log.exception("%s failed on %s", what, app.app_id)
+            warnings.append(f"{what} could not be computed: {type(exc).__name__}: {exc}")
+            return fallback
+
+    metrics = attempt("metrics", lambda: compute_metrics(app), None)
+    if metrics is not None:
+        warnings.extend(f"metrics: {note}" for note in metrics.notes)
+    results = attempt("heuristics", lambda: suite.evaluate(app), [])
+    kept = _first_per_code(results, warnings)
+    findings = tuple(finding for _result, finding in kept)
+    stage_rows = attempt("stage summaries", lambda: tuple(summaries.stage_rows(app)), ())
+    executor_rows = attempt("executor summaries", lambda: tuple(summaries.executor_rows(app)), ())
+
+    return AnalysisReport(
+        source=app.source,
+        app_id=app.app_id,
+        attempt_id=app.attempt_id,
+        app_name=app.name,
+        user=app.user,
+        spark_version=app.spark_version,
+        start_ms=app.start_ms,
+        end_ms=app.end_ms,
+        status=str(app.status),
+        partial=app.partial,
+        queue=app.environment.spark_properties.get("spark.yarn.queue", ""),
+        severity=int(heuristics.app_severity(result for result, _finding in kept)),
+        score=int(heuristics.app_score(result for result, _finding in kept)),
+        metrics=metrics,
+        findings=findings,
+        stages=stage_rows,
+        executors=executor_rows,
+        warnings=tuple(dict.fromkeys(warnings)),
+        parse_stats=plain(dataclasses.asdict(app.stats)),
+        spark_properties=dict(app.environment.spark_properties),
+    )
+
+
+def _first_per_code(
+    results: Sequence[heuristics.HeuristicResult], warnings: list[str]
+) -> list[tuple[heuristics.HeuristicResult, Finding]]:
+    """Each result with its finding; a duplicate code (a misconfigured custom heuristic) keeps the first one."""
+    findings: dict[str, tuple[heuristics.HeuristicResult, Finding]] = {}
+    for result in results:
+        try:
+            finding = Finding.from_result(result)
+        except (TypeError, ValueError, AttributeError) as exc:
+            warnings.append(f"heuristic {getattr(result, 'code', '?')} gave an unreadable result: {exc}")
+            continue
+        if finding.code in findings:
+            warnings.append(f"heuristic {finding.code} reported twice; the first result is kept")
+            continue
+        findings[finding.code] = (result, finding)
+    return list(findings.values())
+
+
+def plain(value: Any) -> Any:
+    """``value`` as JSON-ready builtins: numpy to Python, tuples to lists, NaN and infinities to None."""
+    if value is None or isinstance(value, bool | str):
+        return str(value) if isinstance(value, enum.Enum) and isinstance(value, str) else value
+    if isinstance(value, enum.Enum):
+        return plain(value.value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset | np.ndarray):
+        return [plain(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return plain({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+    return str(value)

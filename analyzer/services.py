@@ -1,0 +1,261 @@
+"""Writes of analysis results: the only code that stores or deletes ``analyzer.models`` rows.
+
+Everything stored comes from untrusted clusters, so every value is fitted to its column on the way in: text
+loses NUL characters (PostgreSQL refuses them) and is cut to the column's length with "...", integers are
+clamped to the column's range, JSON gets plain builtins with NaN as null, and epoch milliseconds become
+aware UTC datetimes (None when out of range).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import io
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any, Final
+
+import orjson
+from django.db import connection, models, transaction
+
+from analyzer.models import (
+    AnalyzedApp,
+    AppType,
+    ExecutorSummary,
+    HeuristicDetail,
+    HeuristicResult,
+    StageSummary,
+)
+from analyzer.pipeline import AnalysisReport, plain
+
+ELLIPSIS: Final = "..."
+_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_BATCH_SIZE: Final = 5000  # rows per INSERT: large enough for speed, small enough for bounded query text
+
+Converter = Callable[[Any], Any]
+
+
+def ms_to_datetime(ms: int | None) -> dt.datetime | None:
+    """Epoch milliseconds as an aware UTC datetime; None for None or a value no datetime can hold."""
+    if ms is None:
+        return None
+    try:
+        return _EPOCH + dt.timedelta(milliseconds=int(ms))
+    except (OverflowError, ValueError, TypeError):
+        return None
+
+
+def _clean_text(value: str) -> str:
+    return value.replace("\x00", "") if "\x00" in value else value
+
+
+def _clean_json(value: Any) -> Any:
+    """JSON-ready builtins without NUL characters (jsonb refuses \\u0000) and with NaN as null."""
+    value = plain(value)
+    if isinstance(value, str):
+        return _clean_text(value)
+    if isinstance(value, dict):
+        return {_clean_text(k): _clean_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean_json(v) for v in value]
+    return value
+
+
+def _converter(field: models.Field[Any, Any], from_ms: bool = False) -> Converter:
+    """A function fitting any value to ``field``; built once per field, applied to every row."""
+    nullable = field.null
+    if from_ms:
+        return ms_to_datetime
+    if isinstance(field, models.JSONField):
+        return _clean_json
+    if isinstance(field, models.CharField | models.TextField):
+        limit = field.max_length
+
+        def text(value: Any) -> str:
+            value = _clean_text("" if value is None else str(value))
+            if limit is not None and len(value) > limit:
+                return value[: max(0, limit - len(ELLIPSIS))] + ELLIPSIS
+            return value
+
+        return text
+    if isinstance(field, models.BooleanField):
+        return bool
+    if isinstance(field, models.IntegerField):  # BigInteger, PositiveSmallInteger, ... are subclasses
+        low, high = connection.ops.integer_field_range(field.get_internal_type())
+
+        def integer(value: Any) -> int | None:
+            if value is None:
+                return None if nullable else 0
+            number = int(value)
+            if low is not None and number < low:
+                return low
+            return high if high is not None and number > high else number
+
+        return integer
+    if isinstance(field, models.FloatField):
+
+        def real(value: Any) -> float | None:
+            return None if value is None and nullable else float(value or 0.0)
+
+        return real
+    return lambda value: value
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Column:
+    """How one attribute of a summary row reaches one column."""
+
+    source: str  # row attribute
+    field: models.Field[Any, Any]
+    convert: Converter
+
+
+@cache
+def _row_plan(model: type[models.Model], row_type: type) -> tuple[_Column, ...]:
+    """The columns a row type fills; a row's ``*_ms`` field fills the ``*_time`` DateTimeField of the same stem."""
+    model_fields = {f.name: f for f in model._meta.concrete_fields if not f.primary_key and not f.is_relation}
+    plan = []
+    for row_field in dataclasses.fields(row_type):
+        name = row_field.name
+        if name in model_fields:
+            plan.append(_Column(name, model_fields[name], _converter(model_fields[name])))
+        elif name.endswith("_ms") and isinstance(model_fields.get(f"{name[:-3]}_time"), models.DateTimeField):
+            target = model_fields[f"{name[:-3]}_time"]
+            plan.append(_Column(name, target, _converter(target, from_ms=True)))
+    return tuple(plan)
+
+
+@cache
+def _field_converter(model: type[models.Model], name: str) -> Converter:
+    return _converter(model._meta.get_field(name))
+
+
+def _fit(model: type[models.Model], **values: Any) -> dict[str, Any]:
+    return {name: _field_converter(model, name)(value) for name, value in values.items()}
+
+
+_COPY_ESCAPES: Final = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+_COPY_NULL: Final = "\\N"
+
+
+def _copy_json(value: Any) -> str:
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY).decode()
+    except TypeError:
+        text = None
+    if text is None or "\\u0000" in text:  # odd types or NUL characters: take the slow, careful path
+        text = orjson.dumps(_clean_json(value)).decode()
+    return text.translate(_COPY_ESCAPES)
+
+
+def _copy_value(column: _Column, value: Any) -> str:
+    """One value in PostgreSQL COPY text format."""
+    if isinstance(column.field, models.JSONField):
+        return _copy_json(value)
+    value = column.convert(value)
+    if value is None:
+        return _COPY_NULL
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    if isinstance(value, str):
+        return value.translate(_COPY_ESCAPES)
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    return str(value)  # ints; floats print as nan/inf, which PostgreSQL reads
+
+
+def _insert_rows(model: type[models.Model], app: AnalyzedApp, rows: Sequence[Any]) -> None:
+    """Insert summary rows: COPY on PostgreSQL (10k stages in a fraction of a second), else bulk_create."""
+    if not rows:
+        return
+    plan = _row_plan(model, type(rows[0]))
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql" and hasattr(cursor, "copy_expert"):  # psycopg2
+            quote = connection.ops.quote_name
+            columns = ", ".join(
+                quote(c) for c in [model._meta.get_field("app").column, *(c.field.column for c in plan)]
+            )
+            buffer = io.StringIO()
+            prefix = f"{app.pk}\t"
+            for row in rows:
+                buffer.write(prefix + "\t".join(_copy_value(c, getattr(row, c.source)) for c in plan) + "\n")
+            buffer.seek(0)
+            cursor.copy_expert(f"COPY {quote(model._meta.db_table)} ({columns}) FROM STDIN", buffer)
+            return
+    model.objects.bulk_create(
+        (model(app=app, **{c.field.name: c.convert(getattr(row, c.source)) for c in plan}) for row in rows),
+        batch_size=_BATCH_SIZE,
+    )
+
+
+def _app_values(report: AnalysisReport) -> dict[str, Any]:
+    metrics = report.metrics
+    return _fit(
+        AnalyzedApp,
+        app_type=AppType.SPARK,
+        name=report.app_name,
+        user=report.user,
+        queue=report.queue,
+        job_type="Spark",
+        spark_version=report.spark_version or "",
+        start_time=ms_to_datetime(report.start_ms),
+        end_time=ms_to_datetime(report.end_ms),
+        status=report.status,
+        partial=report.partial,
+        severity=report.severity,
+        score=report.score,
+        runtime_ms=metrics.runtime_ms if metrics else None,
+        used_gb_hours=metrics.used_gb_hours if metrics else None,
+        wasted_gb_hours=metrics.wasted_gb_hours if metrics else None,
+        metrics=metrics.to_dict() if metrics else {},
+        warnings=list(report.warnings),
+        parse_stats=report.parse_stats,
+        spark_properties=report.spark_properties,
+    )
+
+
+@transaction.atomic
+def report_store(*, report: AnalysisReport, source: str) -> AnalyzedApp:
+    """Store one report in one transaction; the same (source, app id, attempt) again replaces the earlier one.
+
+    The app row is updated in place (its id, and so its URL, stays); its findings and summaries are replaced.
+    """
+    identity = _fit(AnalyzedApp, source=source, app_id=report.app_id, attempt_id=report.attempt_id or "")
+    app, _created = AnalyzedApp.objects.update_or_create(**identity, defaults=_app_values(report))
+    HeuristicResult.objects.filter(app=app).delete()  # details go by cascade
+    StageSummary.objects.filter(app=app).delete()
+    ExecutorSummary.objects.filter(app=app).delete()
+
+    results = HeuristicResult.objects.bulk_create(
+        HeuristicResult(
+            app=app,
+            **_fit(
+                HeuristicResult,
+                position=position,
+                code=finding.code,
+                name=finding.name,
+                severity=finding.severity,
+                score=finding.score,
+                advice=finding.advice,
+                observed=finding.observed,
+                thresholds=finding.thresholds,
+                stages=[list(key) for key in finding.stages],
+                executors=list(finding.executors),
+            ),
+        )
+        for position, finding in enumerate(report.findings)
+    )
+    HeuristicDetail.objects.bulk_create(
+        HeuristicDetail(result=result, **_fit(HeuristicDetail, position=position, name=name, value=value))
+        for result, finding in zip(results, report.findings, strict=True)
+        for position, (name, value) in enumerate(finding.details)
+    )
+    _insert_rows(StageSummary, app, report.stages)
+    _insert_rows(ExecutorSummary, app, report.executors)
+    return app
+
+
+@transaction.atomic
+def app_delete(*, app: AnalyzedApp) -> None:
+    """Delete one analyzed app with its findings and summaries."""
+    app.delete()
