@@ -1,0 +1,34 @@
+"""Heuristics: pure checks over the app model, each with a code, thresholds and a help page.
+
+Usage: ``suite = load_suite(); results = suite.evaluate(app)``.
+"""
+
+from heuristics import spark as _spark  # noqa: F401  (registers the built-in heuristics)
+from heuristics.base import ConfigError, Heuristic, HeuristicConfig, HeuristicResult, score_of
+from heuristics.config import ENV_VAR
+from heuristics.registry import BUILTINS, Registry, RegistryError, register
+from heuristics.severity import Ascending, Descending, Severity, Thresholds
+from heuristics.suite import Suite, app_score, app_severity, load_suite
+
+BUILTINS.freeze()
+
+__all__ = [
+    "BUILTINS",
+    "ENV_VAR",
+    "Ascending",
+    "ConfigError",
+    "Descending",
+    "Heuristic",
+    "HeuristicConfig",
+    "HeuristicResult",
+    "Registry",
+    "RegistryError",
+    "Severity",
+    "Suite",
+    "Thresholds",
+    "app_score",
+    "app_severity",
+    "load_suite",
+    "register",
+    "score_of",
+]

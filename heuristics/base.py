@@ -1,0 +1,105 @@
+"""What a heuristic is and what it returns."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import msgspec
+
+from heuristics.severity import Severity, Thresholds
+
+HELP_SECTIONS: tuple[str, ...] = ("What it measures", "Why it matters", "What to change")
+
+
+class ConfigError(ValueError):
+    """Bad heuristic configuration; the message starts with the offending key."""
+
+
+class HeuristicConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Base of every heuristic's typed, frozen config. Thresholds fields are typed Ascending or Descending."""
+
+
+@dataclass(frozen=True, slots=True)
+class HeuristicResult:
+    code: str
+    name: str
+    severity: Severity
+    score: int
+    details: list[tuple[str, str]]  # the report's details table, human-formatted values
+    advice: str  # one line, what to change; "" when severity is NONE
+    observed: dict[str, float | int | str]  # raw observed values
+    thresholds: dict[str, object]  # the config values applied
+    stages: list[tuple[int, int]]  # stage attempts involved
+    executors: list[str]  # executor ids involved
+
+
+def score_of(severity: Severity, counted: int) -> int:
+    """Dr. Elephant's score: severity x tasks (or executors) counted, only from MODERATE up."""
+    return int(severity) * max(0, int(counted)) if severity >= Severity.MODERATE else 0
+
+
+def config_value_as_builtin(value: Any) -> Any:
+    if isinstance(value, Thresholds):
+        return value.as_config()
+    if isinstance(value, tuple | list):
+        return [config_value_as_builtin(v) for v in value]
+    return value
+
+
+class Heuristic:
+    """Base class: subclasses set ``code``, ``name``, ``app_types``, a nested ``Config`` and ``evaluate``.
+
+    The class docstring is the heuristic's help page.
+    """
+
+    code: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    app_types: ClassVar[tuple[str, ...]] = ("spark",)
+    Config: ClassVar[type[HeuristicConfig]] = HeuristicConfig
+
+    def __init__(self, config: HeuristicConfig) -> None:
+        if not isinstance(config, self.Config):
+            raise TypeError(f"{self.code}: config must be a {self.Config.__qualname__}, got {type(config).__name__}")
+        self.config = config
+
+    @property
+    def help_text(self) -> str:
+        return inspect.cleandoc(type(self).__doc__ or "")
+
+    def config_as_dict(self) -> dict[str, object]:
+        return {f: config_value_as_builtin(getattr(self.config, f)) for f in self.config.__struct_fields__}
+
+    def evaluate(self, app: Any) -> HeuristicResult:
+        raise NotImplementedError
+
+    def result(
+        self,
+        severity: Severity,
+        *,
+        counted: int,
+        details: Sequence[tuple[str, str]],
+        advice: str = "",
+        observed: dict[str, float | int | str] | None = None,
+        stages: Iterable[tuple[int, int]] = (),
+        executors: Iterable[str] = (),
+    ) -> HeuristicResult:
+        severity = Severity(severity)
+        return HeuristicResult(
+            code=self.code,
+            name=self.name,
+            severity=severity,
+            score=score_of(severity, counted),
+            details=list(details),
+            advice=advice if severity > Severity.NONE else "",
+            observed=dict(observed or {}),
+            thresholds=self.config_as_dict(),
+            stages=sorted(set(stages)),
+            executors=list(dict.fromkeys(executors)),
+        )
+
+    def no_finding(self, *details: tuple[str, str], **observed: float | int | str) -> HeuristicResult:
+        """Severity NONE with an explanatory detail (too little data, metric not logged, ...)."""
+        return self.result(Severity.NONE, counted=0, details=details, observed=observed)

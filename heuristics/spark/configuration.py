@@ -1,0 +1,181 @@
+from __future__ import annotations
+
+from analyzer.appmodel.spark import SparkApp
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.registry import register
+from heuristics.severity import Ascending, Severity
+from heuristics.spark.common import (
+    SPARK,
+    conf_bool,
+    conf_bytes,
+    conf_int,
+    executors_counted,
+    local_mode,
+    spark_version_at_least,
+)
+from heuristics.units import GIB, format_bytes
+
+KRYO = "org.apache.spark.serializer.KryoSerializer"
+
+
+def overhead_bytes(app: SparkApp, role: str, warnings: list[tuple[str, str]]) -> tuple[str, int | None]:
+    """spark.{role}.memoryOverhead, else the pre-3.0 spark.yarn.{role}.memoryOverhead (a bare number is MiB)."""
+    for key in (f"spark.{role}.memoryOverhead", f"spark.yarn.{role}.memoryOverhead"):
+        value = conf_bytes(app, key, warnings)
+        if value is not None:
+            return key, value
+    return f"spark.{role}.memoryOverhead", None
+
+
+@register
+class Configuration(Heuristic):
+    """Spark properties that are known to waste the cluster or break dynamic allocation.
+
+    What it measures:
+        The properties the app ran with: the serializer; dynamic allocation and the external shuffle
+        service (or shuffle tracking); executor and driver memory, executor cores, the memory overheads
+        (spark.{executor,driver}.memoryOverhead and the older spark.yarn.*.memoryOverhead, a bare number
+        meaning MiB); dynamic allocation's min and max executors; and wildcards in spark.yarn.secondary.jars.
+
+    Why it matters:
+        Java serialization is slow and bulky. Dynamic allocation without a shuffle service or shuffle
+        tracking loses shuffle files when executors go away. Very large executors and drivers are hard to
+        schedule and waste memory they do not use; very many cores per executor contend for one heap. A high
+        minimum or maximum executor count holds or grabs a large share of the cluster.
+
+    What to change:
+        Set spark.serializer=org.apache.spark.serializer.KryoSerializer; enable spark.shuffle.service.enabled
+        (or spark.dynamicAllocation.shuffleTracking.enabled) with dynamic allocation; keep executors under
+        10 GiB and 4 cores unless the job needs more; lower minExecutors/maxExecutors; list secondary jars
+        explicitly.
+
+    Differences from Dr. Elephant:
+        Reads both the current and the spark.yarn.* overhead keys (Dr. Elephant read only the YARN ones);
+        treats shuffle tracking (on by default from Spark 4.0) as a valid alternative to the shuffle service;
+        skips the cluster sizing and allocation checks in local mode and the shuffle-service check on
+        Kubernetes, where no external shuffle service exists; a malformed size is reported as a warning instead
+        of failing the heuristic.
+    """
+
+    code = "spark.configuration"
+    name = "Spark configuration"
+    app_types = SPARK
+
+    class Config(HeuristicConfig, frozen=True):
+        require_kryo: bool  # non-Kryo serializer -> MODERATE
+        executor_memory_gib: Ascending
+        driver_memory_gib: Ascending
+        executor_cores: Ascending
+        memory_overhead_gib: Ascending  # executor and driver overheads
+        max_min_executors: int  # spark.dynamicAllocation.minExecutors above this -> CRITICAL
+        max_max_executors: int  # spark.dynamicAllocation.maxExecutors above this -> CRITICAL
+
+    def evaluate(self, app: SparkApp) -> HeuristicResult:
+        cfg = self.config
+        warnings: list[tuple[str, str]] = []
+        checks: list[tuple[str, str, Severity, str]] = []  # (property, shown value, severity, advice)
+        observed: dict[str, float | int | str] = {}
+
+        serializer = app.environment.spark("spark.serializer") or ""
+        observed["spark.serializer"] = serializer
+        if cfg.require_kryo:
+            severity = Severity.NONE if serializer.strip() == KRYO else Severity.MODERATE
+            checks.append(
+                ("spark.serializer", serializer or "(default: Java)", severity, f"set spark.serializer={KRYO}")
+            )
+
+        if local_mode(app):
+            warnings.append(("Note", "local mode: cluster sizing and allocation checks skipped"))
+        else:
+            self._allocation_checks(app, checks, observed, warnings)
+            self._sizing_checks(app, checks, observed, warnings)
+
+        severity = max((c[2] for c in checks), default=Severity.NONE)
+        details = [(prop, f"{shown} ({sev.label})" if sev else shown) for prop, shown, sev, _ in checks]
+        advice = "; ".join(dict.fromkeys(a for _, _, sev, a in sorted(checks, key=lambda c: -c[2]) if sev))
+        counted = 1 if local_mode(app) else executors_counted(app) + 1  # executors and the driver
+        return self.result(
+            severity,
+            counted=counted,
+            details=details + warnings,
+            advice=advice[:1].upper() + advice[1:],
+            observed=observed,
+        )
+
+    def _allocation_checks(
+        self,
+        app: SparkApp,
+        checks: list[tuple[str, str, Severity, str]],
+        observed: dict[str, float | int | str],
+        warnings: list[tuple[str, str]],
+    ) -> None:
+        cfg = self.config
+        dynamic = bool(conf_bool(app, "spark.dynamicAllocation.enabled"))
+        shuffle_service = bool(conf_bool(app, "spark.shuffle.service.enabled"))
+        tracking = conf_bool(app, "spark.dynamicAllocation.shuffleTracking.enabled")
+        if tracking is None:
+            tracking = spark_version_at_least(app, 4, 0)
+        observed.update(dynamic_allocation=str(dynamic), shuffle_service=str(shuffle_service))
+        if app.master.startswith("k8s://"):
+            pass  # no external shuffle service on Kubernetes
+        elif dynamic and not shuffle_service and not tracking:
+            checks.append(
+                (
+                    "spark.shuffle.service.enabled",
+                    "false with dynamic allocation",
+                    Severity.SEVERE,
+                    "enable spark.shuffle.service.enabled or shuffle tracking with dynamic allocation",
+                )
+            )
+        elif not dynamic and not shuffle_service:
+            checks.append(
+                (
+                    "spark.shuffle.service.enabled",
+                    "false",
+                    Severity.MODERATE,
+                    "enable the external shuffle service so lost executors keep their shuffle output",
+                )
+            )
+        jars = app.environment.spark("spark.yarn.secondary.jars")
+        if jars and "*" in jars:
+            checks.append(
+                ("spark.yarn.secondary.jars", jars[:200], Severity.CRITICAL, "list secondary jars explicitly")
+            )
+        if not dynamic:
+            return
+        for key, limit in (
+            ("spark.dynamicAllocation.minExecutors", cfg.max_min_executors),
+            ("spark.dynamicAllocation.maxExecutors", cfg.max_max_executors),
+        ):
+            value = conf_int(app, key, warnings)
+            if value is not None:
+                observed[key] = value
+                severity = Severity.CRITICAL if value > limit else Severity.NONE
+                checks.append((key, str(value), severity, f"set {key} to at most {limit}"))
+
+    def _sizing_checks(
+        self,
+        app: SparkApp,
+        checks: list[tuple[str, str, Severity, str]],
+        observed: dict[str, float | int | str],
+        warnings: list[tuple[str, str]],
+    ) -> None:
+        cfg = self.config
+        sizes: list[tuple[str, int | None, Ascending]] = [
+            ("spark.executor.memory", conf_bytes(app, "spark.executor.memory", warnings), cfg.executor_memory_gib),
+            ("spark.driver.memory", conf_bytes(app, "spark.driver.memory", warnings), cfg.driver_memory_gib),
+            (*overhead_bytes(app, "executor", warnings), cfg.memory_overhead_gib),
+            (*overhead_bytes(app, "driver", warnings), cfg.memory_overhead_gib),
+        ]
+        for key, value, thresholds in sizes:
+            if value is None:
+                continue
+            observed[key] = value
+            severity = thresholds.severity_of(value / GIB)
+            checks.append((key, format_bytes(value), severity, f"lower {key} below {thresholds.low:g} GiB"))
+        cores = conf_int(app, "spark.executor.cores", warnings)
+        if cores is not None:
+            observed["spark.executor.cores"] = cores
+            severity = cfg.executor_cores.severity_of(cores)
+            limit = f"{cfg.executor_cores.low:g}"
+            checks.append(("spark.executor.cores", str(cores), severity, f"use fewer than {limit} executor cores"))

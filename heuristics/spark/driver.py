@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+from analyzer.appmodel.spark import SparkApp
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.registry import register
+from heuristics.severity import Ascending, Severity
+from heuristics.spark.common import MIN_MS, NO_EXECUTOR_METRICS, SPARK, conf_bytes, conf_int, local_mode, peak
+from heuristics.spark.configuration import overhead_bytes
+from heuristics.units import GIB, MIB, format_bytes, format_duration, format_percent, format_ratio
+
+
+@register
+class Driver(Heuristic):
+    """The driver is oversized, under-used, or busy collecting garbage.
+
+    What it measures:
+        spark.driver.cores, spark.driver.memory and the driver memory overhead; the driver's total GC time as a
+        share of the app's duration; and spark.driver.memory against the driver's heap peak plus a 300 MiB
+        reserve (from executor metrics). The worst of these is the severity.
+
+    Why it matters:
+        A large driver is reserved for the app's whole life. A driver that spends its time in GC stalls task
+        scheduling for every executor; that usually comes from collect(), large broadcasts or huge query plans.
+
+    What to change:
+        Lower spark.driver.memory / spark.driver.cores to what the driver uses; if it is GC-bound, avoid
+        collecting large results to the driver, broadcast less, or give it more memory.
+
+    Differences from Dr. Elephant:
+        Same thresholds (cores 5, 7, 9, 11; memory 10, 15, 20, 25 GiB; overhead 2, 4, 6, 8 GiB; GC 0.08, 0.09,
+        0.1, 0.15; memory/peak 1.25, 1.5, 2, 3 above 2 GiB). Dr. Elephant threw an error when the app had no
+        "driver" executor; Hindsight skips the metric checks instead. Sizing checks are skipped in local
+        mode, where the driver is the whole app; the GC and heap-peak checks need an app of at least 5 minutes
+        (a short app's heartbeat-sampled peaks are unreliable).
+    """
+
+    code = "spark.driver"
+    name = "Driver"
+    app_types = SPARK
+
+    class Config(HeuristicConfig, frozen=True):
+        driver_cores: Ascending
+        driver_memory_gib: Ascending
+        memory_overhead_gib: Ascending
+        gc_ratio: Ascending  # driver GC time / app duration
+        min_app_duration_min: float  # shorter apps are not judged on driver GC or heap peak
+        allocated_to_peak: Ascending  # memory / (heap peak + reserve)
+        reserve_mib: float
+        min_driver_memory_gib: float  # drivers this small or smaller are not judged on allocated/peak
+
+    def evaluate(self, app: SparkApp) -> HeuristicResult:
+        cfg = self.config
+        warnings: list[tuple[str, str]] = []
+        checks: list[tuple[str, str, Severity]] = []
+        observed: dict[str, float | int | str] = {}
+        memory = conf_bytes(app, "spark.driver.memory", warnings)
+        if not local_mode(app):
+            cores = conf_int(app, "spark.driver.cores", warnings)
+            if cores is not None:
+                observed["driver_cores"] = cores
+                checks.append(("spark.driver.cores", str(cores), cfg.driver_cores.severity_of(cores)))
+            if memory is not None:
+                observed["driver_memory"] = memory
+                sev = cfg.driver_memory_gib.severity_of(memory / GIB)
+                checks.append(("spark.driver.memory", format_bytes(memory), sev))
+            key, overhead = overhead_bytes(app, "driver", warnings)
+            if overhead is not None:
+                observed["driver_memory_overhead"] = overhead
+                checks.append((key, format_bytes(overhead), cfg.memory_overhead_gib.severity_of(overhead / GIB)))
+
+        driver = app.executors.get("driver")
+        duration = app.duration_ms
+        gc = peak(driver, "TotalGCTime") if driver else None
+        long_enough = bool(duration) and duration >= cfg.min_app_duration_min * MIN_MS
+        if gc is not None and long_enough:
+            share = gc / duration
+            observed["driver_gc_ratio"] = share
+            checks.append(
+                ("Driver GC", f"{format_duration(gc)} = {format_percent(share)}", cfg.gc_ratio.severity_of(share))
+            )
+        heap = peak(driver, "JVMHeapMemory") if driver else None
+        effective_memory = memory or GIB  # Spark's default driver memory is 1g
+        if heap is not None and long_enough and effective_memory > cfg.min_driver_memory_gib * GIB:
+            allocated_to_peak = effective_memory / max(heap + cfg.reserve_mib * MIB, 1)
+            observed["driver_heap_peak"] = heap
+            observed["allocated_to_peak"] = allocated_to_peak
+            sev = cfg.allocated_to_peak.severity_of(allocated_to_peak)
+            checks.append(
+                ("Driver heap peak", f"{format_bytes(heap)}, allocated/peak {format_ratio(allocated_to_peak)}", sev)
+            )
+        if driver is None or (heap is None and gc is None):
+            warnings.append(NO_EXECUTOR_METRICS if driver else ("Note", "no driver in the log's executor list"))
+
+        severity = max((sev for _, _, sev in checks), default=Severity.NONE)
+        worst = max(checks, key=lambda c: c[2])[0] if checks else ""
+        advice = (
+            "The driver is GC-bound: collect and broadcast less, or give it more memory."
+            if worst == "Driver GC"
+            else "Size the driver to what it uses (spark.driver.memory, spark.driver.cores, overhead)."
+        )
+        return self.result(
+            severity,
+            counted=1,
+            details=[(name, f"{shown} ({sev.label})" if sev else shown) for name, shown, sev in checks] + warnings,
+            advice=advice,
+            observed=observed,
+            executors=["driver"] if severity >= Severity.MODERATE else [],
+        )

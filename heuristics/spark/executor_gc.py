@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import numpy as np
+
+from analyzer.appmodel.spark import SparkApp
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.registry import register
+from heuristics.severity import Ascending, Severity
+from heuristics.spark.common import MIN_MS, SPARK, executor_sums, executors_counted, ratio
+from heuristics.spark.table import task_table
+from heuristics.units import format_duration, format_percent
+
+
+@register
+class ExecutorGc(Heuristic):
+    """Executors spend a large share of task time in garbage collection.
+
+    What it measures:
+        The share of task time spent in JVM garbage collection, over the whole app (summed GC time /
+        summed task duration, as Spark's executor summary counts them) and per stage attempt, for stages
+        whose tasks ran long enough in total for the share to mean something.
+
+    Why it matters:
+        Time in GC is time not spent on your data. A high share usually means the heap is too small for the
+        working set (large cached or shuffled records, big broadcast variables, wide rows), and it often
+        precedes OutOfMemoryError and lost executors.
+
+    What to change:
+        Give executors more memory (spark.executor.memory) or fewer concurrent tasks per executor
+        (spark.executor.cores), cache less or cache serialized (MEMORY_ONLY_SER / MEMORY_AND_DISK_SER),
+        use more partitions so each task holds less, and prefer Kryo and primitive-typed data.
+
+    Differences from Dr. Elephant:
+        Dr. Elephant used executor totals and, on its customSHSWork branch, slightly different thresholds
+        (0.08, 0.09, 0.1, 0.15). Hindsight keeps master's thresholds and customSHSWork's 5-minute guard, adds a
+        per-stage check (an app-wide average hides one GC-bound stage), and counts the driver as the single
+        executor in local mode instead of ignoring it (which made local apps always NONE).
+    """
+
+    code = "spark.executor_gc"
+    name = "Executor GC"
+    app_types = SPARK
+
+    class Config(HeuristicConfig, frozen=True):
+        gc_ratio: Ascending  # GC time / task time
+        min_task_time_min: float  # below this total task time the app-wide ratio is not judged
+        min_stage_task_time_min: float  # a stage's tasks must total at least this to be judged alone
+
+    def evaluate(self, app: SparkApp) -> HeuristicResult:
+        cfg = self.config
+        table = task_table(app)
+        done = table.column("finish_ms") > 0
+        task_ms = table.sum(table.column("duration_ms"), done)
+        gc_ms = table.sum(table.column("jvm_gc_time_ms"), done)
+        total_gc, total_ms = int(gc_ms.sum()), int(task_ms.sum())
+        app_ratio = ratio(total_gc, total_ms)
+        observed: dict[str, float | int | str] = {"gc_ms": total_gc, "task_ms": total_ms, "gc_ratio": app_ratio}
+        details = [
+            ("GC time", format_duration(total_gc)),
+            ("Task time", format_duration(total_ms)),
+            ("GC share", format_percent(app_ratio)),
+        ]
+        if total_ms < cfg.min_task_time_min * MIN_MS:
+            details.append(("Note", f"tasks ran {format_duration(total_ms)} in total: too little to judge"))
+            return self.result(Severity.NONE, counted=0, details=details, observed=observed)
+
+        judged = task_ms >= max(cfg.min_stage_task_time_min * MIN_MS, 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shares = np.where(judged, gc_ms / task_ms, np.nan)
+        stage_severity = cfg.gc_ratio.severities_of(shares)
+        severity = max(cfg.gc_ratio.severity_of(app_ratio), Severity(int(stage_severity.max(initial=0))))
+        flagged = sorted(np.flatnonzero(stage_severity >= Severity.LOW).tolist(), key=lambda i: -shares[i])
+        for i in flagged[:5]:
+            stage = table.stages[i]
+            label = Severity(int(stage_severity[i])).label
+            details.append(
+                (f"Stage {stage.stage_id}.{stage.attempt_id}", f"GC share {format_percent(shares[i])} ({label})")
+            )
+
+        executors = []
+        if severity > Severity.NONE:
+            gc = executor_sums(app, "jvm_gc_time_ms")
+            task = executor_sums(app, "duration_ms")
+            with np.errstate(divide="ignore", invalid="ignore"):
+                executor_shares = np.where(task > 0, gc / np.maximum(task, 1), 0.0)
+            executors = [app.executor_ids[i] for i in np.flatnonzero(executor_shares >= cfg.gc_ratio.low)]
+        return self.result(
+            severity,
+            counted=executors_counted(app),
+            details=details,
+            advice="Give executors more heap (spark.executor.memory) or fewer cores each, cache less, "
+            "or use more partitions.",
+            observed=observed,
+            stages=[table.stages[i].key for i in flagged],
+            executors=executors,
+        )

@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+from analyzer.appmodel.spark import Executor, SparkApp
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.registry import register
+from heuristics.severity import Descending, Severity
+from heuristics.spark.common import (
+    NO_EXECUTOR_METRICS,
+    SPARK,
+    conf_bytes,
+    conf_float,
+    local_mode,
+    peak,
+    task_executors,
+    too_short_for_memory_advice,
+)
+from heuristics.units import GIB, MIB, format_bytes, format_percent
+
+
+def unified_peak(executor: Executor) -> int | None:
+    combined = peak(executor, "OnHeapUnifiedMemory")
+    if combined is not None:
+        return combined
+    execution = peak(executor, "OnHeapExecutionMemory")
+    storage = peak(executor, "OnHeapStorageMemory")
+    if execution is None and storage is None:
+        return None
+    return (execution or 0) + (storage or 0)
+
+
+@register
+class UnifiedMemory(Heuristic):
+    """Executors use little of the unified (execution + storage) memory they were given.
+
+    What it measures:
+        The highest peak of unified memory (on-heap execution plus storage memory) over all executors, as a
+        share of the unified memory region each executor had (the block manager's maximum memory), from the
+        executor metrics in the event log. Lower is worse: the memory was allocated but never used.
+
+    Why it matters:
+        Memory that executors reserve but never use is taken from other apps on the cluster; on YARN and
+        Kubernetes it is paid for in full for the app's whole life.
+
+    What to change:
+        Lower spark.executor.memory (or spark.memory.fraction), or give each executor more cores so the
+        memory is shared by more concurrent tasks.
+
+    Differences from Dr. Elephant:
+        Same thresholds (0.7, 0.6, 0.4, 0.2 of the maximum, descending) and guards (executor memory of 2 GiB
+        or less, spark.memory.fraction of 0.05 or less, or maximum memory of 256 MiB or less give NONE).
+        Dr. Elephant needed LinkedIn's patched History Server; Hindsight reads Spark's own executor metrics and,
+        when the log has none, says so instead of failing. In local mode the driver is the executor.
+    """
+
+    code = "spark.unified_memory"
+    name = "Unified memory usage"
+    app_types = SPARK
+
+    class Config(HeuristicConfig, frozen=True):
+        peak_to_max: Descending  # max peak unified memory / max unified memory
+        min_executor_memory_gib: float  # executors this small or smaller are not judged
+        min_task_time_min: float  # apps whose tasks ran less in total are not judged
+        min_memory_fraction: float
+        min_max_memory_mib: float
+
+    def evaluate(self, app: SparkApp) -> HeuristicResult:
+        cfg = self.config
+        warnings: list[tuple[str, str]] = []
+        key = "spark.driver.memory" if local_mode(app) else "spark.executor.memory"
+        memory = conf_bytes(app, key, warnings) or GIB  # Spark's default is 1g
+        fraction = conf_float(app, "spark.memory.fraction", warnings)
+        executors = task_executors(app)
+        peaks = {e.executor_id: p for e in executors if (p := unified_peak(e)) is not None}
+        max_memory = max((e.max_onheap_memory or e.max_memory for e in executors), default=0)
+        details = [(key, format_bytes(memory)), ("Unified memory per executor", format_bytes(max_memory))]
+        if memory <= cfg.min_executor_memory_gib * GIB:
+            return self.no_finding(*details, ("Note", "executors this small are not judged"), *warnings)
+        if fraction is not None and fraction <= cfg.min_memory_fraction:
+            return self.no_finding(*details, ("Note", f"spark.memory.fraction={fraction:g}: not judged"), *warnings)
+        if max_memory <= max(cfg.min_max_memory_mib * MIB, 0):
+            return self.no_finding(*details, ("Note", "unified memory unknown or too small to judge"), *warnings)
+        if short := too_short_for_memory_advice(app, cfg.min_task_time_min):
+            return self.no_finding(*details, short, *warnings)
+        if not peaks:
+            return self.no_finding(*details, NO_EXECUTOR_METRICS, *warnings)
+        top_executor = max(peaks, key=lambda e: peaks[e])
+        share = peaks[top_executor] / max_memory
+        severity = cfg.peak_to_max.severity_of(share)
+        details += [
+            ("Highest peak", f"{format_bytes(peaks[top_executor])} on executor {top_executor}"),
+            ("Peak / maximum", format_percent(share)),
+        ]
+        return self.result(
+            severity,
+            counted=len(executors),
+            details=details + warnings,
+            advice=f"Lower {key} (or spark.memory.fraction): executors used at most {format_percent(share)} "
+            "of their unified memory.",
+            observed={"max_peak_unified": peaks[top_executor], "max_memory": max_memory, "peak_to_max": share},
+            executors=[top_executor] if severity >= Severity.MODERATE else [],
+        )

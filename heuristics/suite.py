@@ -1,0 +1,97 @@
+"""A configured, ordered set of heuristics and the app-level roll-up."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from analyzer.appmodel.spark import SparkApp
+from heuristics.base import ConfigError, Heuristic, HeuristicResult
+from heuristics.config import (
+    CUSTOM_KEY,
+    DEFAULTS_PATH,
+    build_config,
+    configure_builtin,
+    import_custom,
+    read_yaml,
+    user_file_from_env,
+)
+from heuristics.registry import BUILTINS, RegistryError
+from heuristics.severity import Severity
+from heuristics.spark.table import forget_task_tables
+
+log = logging.getLogger(__name__)
+
+
+def app_type_of(app: Any) -> str:
+    return "spark" if isinstance(app, SparkApp) else str(getattr(app, "app_type", "unknown"))
+
+
+@dataclass(frozen=True)
+class Suite:
+    heuristics: list[Heuristic]  # enabled, in registry order, then custom ones in file order
+    user_file: str | None = None
+
+    def get(self, code: str) -> Heuristic | None:
+        return next((h for h in self.heuristics if h.code == code), None)
+
+    def evaluate(self, app: Any) -> list[HeuristicResult]:
+        """One result per applicable heuristic; a heuristic that raises gives NONE with the error as detail."""
+        app_type = app_type_of(app)
+        results = []
+        forget_task_tables()
+        for heuristic in self.heuristics:
+            if app_type not in heuristic.app_types:
+                continue
+            try:
+                result = heuristic.evaluate(app)
+                if not isinstance(result, HeuristicResult):
+                    raise TypeError(f"evaluate returned {type(result).__name__}, not a HeuristicResult")
+            except Exception as exc:
+                log.exception("heuristic %s failed on %s", heuristic.code, getattr(app, "app_id", "?"))
+                result = heuristic.no_finding(
+                    ("Warning", f"this heuristic failed on this app's data: {type(exc).__name__}: {exc}"),
+                    error=f"{type(exc).__name__}: {exc}",
+                )
+            results.append(result)
+        forget_task_tables()
+        return results
+
+
+def load_suite(user_file: str | None = None) -> Suite:
+    """Built-in heuristics with defaults.yaml, overlaid by the user file (or $HINDSIGHT_HEURISTICS_FILE)."""
+    defaults = read_yaml(DEFAULTS_PATH)
+    user_file = user_file or user_file_from_env()
+    user = read_yaml(user_file) if user_file else {}
+    registry = BUILTINS.copy()
+    for origin, data in ((str(DEFAULTS_PATH), defaults), (user_file, user)):
+        for key in data:
+            if key != CUSTOM_KEY and key not in registry:
+                known = ", ".join(sorted(h.code for h in registry))
+                raise ConfigError(f"{key}: unknown heuristic in {origin}; known: {known}")
+    heuristics = [h for cls in registry if (h := configure_builtin(cls, defaults, user)) is not None]
+
+    customs = user.get(CUSTOM_KEY) or []
+    if not isinstance(customs, list):
+        raise ConfigError(f"{CUSTOM_KEY}: expected a list of {{path, config}} entries")
+    for index, entry in enumerate(customs):
+        cls, section, enabled = import_custom(index, entry)
+        try:
+            registry.add(cls)
+        except RegistryError as exc:
+            raise ConfigError(f"{CUSTOM_KEY}[{index}].path: {exc}") from None
+        config = build_config(cls.Config, section, f"{CUSTOM_KEY}[{index}].config")
+        if enabled:
+            heuristics.append(cls(config))
+    registry.freeze()
+    return Suite(heuristics=heuristics, user_file=user_file)
+
+
+def app_severity(results: Iterable[HeuristicResult]) -> Severity:
+    return max((r.severity for r in results), default=Severity.NONE)
+
+
+def app_score(results: Iterable[HeuristicResult]) -> int:
+    return sum(r.score for r in results)
