@@ -28,7 +28,9 @@ class TaskStatus(IntEnum):
     SUCCESS = 0
     FAILED = 1  # ExceptionFailure, FetchFailed, ExecutorLostFailure, TaskResultLost, UnknownReason
     KILLED = 2  # TaskKilled and TaskCommitDenied
-    RESUBMITTED = 3  # Resubmitted: counted as neither complete, failed nor killed
+    # Resubmitted (a finished map task whose output was lost with its executor). AppStatusListener counts it as
+    # a failed task (stage, job and executor numFailedTasks) but adds no metrics for it.
+    RESUBMITTED = 3
 
 
 class StageStatus(StrEnum):
@@ -200,6 +202,9 @@ class StageAttempt:
     tasks: TaskColumns = field(default_factory=TaskColumns.empty)
     # Per-executor peak executor metrics for this stage (SparkListenerStageExecutorMetrics), when logged.
     executor_peak_metrics: dict[str, dict[str, int]] = field(default_factory=dict)
+    # Push-based shuffle read sums over the stage's tasks (Spark 3.2+), keyed like "merged_remote_bytes_read";
+    # empty when the stage read nothing through push-based shuffle.
+    push_shuffle_read: dict[str, int] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[int, int]:
@@ -242,6 +247,8 @@ class Executor:
     resource_profile_id: int = 0
     excluded: bool = False  # Blacklisted (2.x) / Excluded (3.1+) at app level when the log ended
     log_urls: dict[str, str] = field(default_factory=dict)
+    # Tasks launched on this executor (TaskStart events), the History Server's totalTasks.
+    started_tasks: int = 0
     # Peak executor metrics over the app (JVMHeapMemory, OnHeapExecutionMemory, ProcessTreeJVMRSSMemory,
     # TotalGCTime, ...), from task-end, stage-executor and heartbeat metrics; empty when never logged.
     peak_metrics: dict[str, int] = field(default_factory=dict)

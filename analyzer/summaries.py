@@ -1,0 +1,244 @@
+"""Job, stage and executor summaries derived from the app model, counted the way Spark's History Server does.
+
+Pure functions over ``SparkApp``: the report persists them, and the parity tests compare them with the History
+Server's own REST answers. Spark semantics kept here (AppStatusListener / AppStatusStore):
+
+* a ``Resubmitted`` task end counts as a failed task but adds no metrics;
+* stage and job metric sums include failed and killed tasks (their metrics are in the log too);
+* executor ``total_tasks`` counts task starts, ``total_duration_ms`` every task end on the executor; for the
+  driver the History Server shows the app's duration and the driver's peak ``TotalGCTime`` instead (checked
+  against Spark 3.5.7 / 4.1.1 and the 2025 goldens);
+* a job's ``num_completed_tasks`` counts successful attempts (a retried stage's re-runs too), its
+  ``num_completed_indices`` the distinct partitions;
+* task quantiles use successful tasks only and Spark's index rule ``min(int(q * n), n - 1)`` over sorted values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from analyzer.appmodel.spark import JobStatus, SparkApp, StageAttempt, StageStatus, TaskColumns, TaskStatus
+
+SUMMARY_QUANTILES: Final = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class StageRow:
+    stage_id: int
+    attempt_id: int
+    name: str
+    status: StageStatus
+    num_tasks: int
+    num_complete_tasks: int
+    num_failed_tasks: int
+    num_killed_tasks: int
+    submission_ms: int | None
+    completion_ms: int | None
+    duration_ms: int | None
+    executor_run_time_ms: int
+    executor_cpu_time_ms: float
+    jvm_gc_time_ms: int
+    input_bytes: int
+    input_records: int
+    output_bytes: int
+    output_records: int
+    shuffle_read_bytes: int
+    shuffle_read_records: int
+    shuffle_write_bytes: int
+    shuffle_write_records: int
+    memory_bytes_spilled: int
+    disk_bytes_spilled: int
+    peak_execution_memory: int  # the largest single task's peak, not Spark's sum
+    task_duration_quantiles: list[float]  # at SUMMARY_QUANTILES over successful tasks; empty when none
+    failure_reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutorRow:
+    executor_id: str
+    host: str
+    cores: int
+    added_ms: int | None
+    removed_ms: int | None
+    removed_reason: str | None
+    max_memory: int
+    total_tasks: int
+    failed_tasks: int
+    total_duration_ms: int
+    total_gc_time_ms: int
+    total_input_bytes: int
+    total_shuffle_read: int
+    total_shuffle_write: int
+    peak_metrics: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class JobRow:
+    job_id: int
+    name: str
+    status: JobStatus
+    submission_ms: int | None
+    completion_ms: int | None
+    num_tasks: int
+    num_completed_tasks: int  # successful task attempts, speculative duplicates included (Spark 3+/4.x)
+    num_failed_tasks: int
+    num_killed_tasks: int
+    num_skipped_tasks: int
+    stage_ids: tuple[int, ...]
+    num_completed_indices: int = 0  # distinct (stage, partition index) that succeeded
+
+
+def spark_quantiles(values: npt.NDArray[np.generic], quantiles: Sequence[float]) -> list[float]:
+    """Spark's AppStatusStore rule: the value at index ``min(int(q * n), n - 1)`` of the sorted values."""
+    n = int(values.shape[0])
+    if n == 0:
+        return []
+    ordered = np.sort(values, kind="stable")
+    return [float(ordered[min(int(q * n), n - 1)]) for q in quantiles]
+
+
+def _failed(tasks: TaskColumns) -> npt.NDArray[np.bool_]:
+    return (tasks.status == TaskStatus.FAILED) | (tasks.status == TaskStatus.RESUBMITTED)
+
+
+def _with_metrics(tasks: TaskColumns) -> npt.NDArray[np.bool_]:
+    return tasks.status != TaskStatus.RESUBMITTED
+
+
+def _sum(values: npt.NDArray[np.generic], mask: npt.NDArray[np.bool_]) -> int:
+    return int(values[mask].sum())
+
+
+def stage_row(stage: StageAttempt) -> StageRow:
+    tasks = stage.tasks
+    counted = _with_metrics(tasks)
+    return StageRow(
+        stage_id=stage.stage_id,
+        attempt_id=stage.attempt_id,
+        name=stage.name,
+        status=stage.status,
+        num_tasks=stage.num_tasks,
+        num_complete_tasks=int(tasks.succeeded.sum()),
+        num_failed_tasks=int(_failed(tasks).sum()),
+        num_killed_tasks=int(tasks.killed.sum()),
+        submission_ms=stage.submission_ms,
+        completion_ms=stage.completion_ms,
+        duration_ms=stage.duration_ms,
+        executor_run_time_ms=_sum(tasks.executor_run_time_ms, counted),
+        executor_cpu_time_ms=float(tasks.executor_cpu_time_ms[counted].sum()),
+        jvm_gc_time_ms=_sum(tasks.jvm_gc_time_ms, counted),
+        input_bytes=_sum(tasks.input_bytes, counted),
+        input_records=_sum(tasks.input_records, counted),
+        output_bytes=_sum(tasks.output_bytes, counted),
+        output_records=_sum(tasks.output_records, counted),
+        shuffle_read_bytes=_sum(tasks.shuffle_read_bytes, counted),
+        shuffle_read_records=_sum(tasks.shuffle_records_read, counted),
+        shuffle_write_bytes=_sum(tasks.shuffle_write_bytes, counted),
+        shuffle_write_records=_sum(tasks.shuffle_write_records, counted),
+        memory_bytes_spilled=_sum(tasks.memory_bytes_spilled, counted),
+        disk_bytes_spilled=_sum(tasks.disk_bytes_spilled, counted),
+        peak_execution_memory=int(tasks.peak_execution_memory.max()) if len(tasks) else 0,
+        task_duration_quantiles=spark_quantiles(tasks.duration_ms[tasks.succeeded], SUMMARY_QUANTILES),
+        failure_reason=stage.failure_reason,
+    )
+
+
+def stage_rows(app: SparkApp) -> list[StageRow]:
+    """Every stage attempt, in (stage id, attempt id) order."""
+    return [stage_row(stage) for stage in app.stage_attempts()]
+
+
+def executor_rows(app: SparkApp) -> list[ExecutorRow]:
+    """Every executor the log mentions (the History Server's ``allexecutors``), driver included."""
+    n = len(app.executor_ids)
+    failed = np.zeros(n, np.int64)
+    duration = np.zeros(n, np.int64)
+    gc = np.zeros(n, np.int64)
+    input_bytes = np.zeros(n, np.int64)
+    shuffle_read = np.zeros(n, np.int64)
+    shuffle_write = np.zeros(n, np.int64)
+    for stage in app.stages.values():
+        tasks = stage.tasks
+        if not len(tasks):
+            continue
+        executor = tasks.executor
+        counted = _with_metrics(tasks)
+        np.add.at(failed, executor, _failed(tasks).astype(np.int64))
+        np.add.at(duration, executor, tasks.duration_ms)
+        np.add.at(gc, executor[counted], tasks.jvm_gc_time_ms[counted])
+        np.add.at(input_bytes, executor[counted], tasks.input_bytes[counted])
+        np.add.at(shuffle_read, executor[counted], tasks.shuffle_read_bytes[counted])
+        np.add.at(shuffle_write, executor[counted], tasks.shuffle_write_bytes[counted])
+    position = {executor_id: i for i, executor_id in enumerate(app.executor_ids)}
+    rows = []
+    for executor in app.executors.values():
+        i = position.get(executor.executor_id)
+
+        def total(values: npt.NDArray[np.int64], i: int | None = i) -> int:
+            return int(values[i]) if i is not None else 0
+
+        duration_ms, gc_ms = total(duration), total(gc)
+        if executor.is_driver and app.duration_ms is not None:
+            duration_ms, gc_ms = app.duration_ms, executor.peak_metrics.get("TotalGCTime", 0)
+        rows.append(
+            ExecutorRow(
+                executor_id=executor.executor_id,
+                host=executor.host,
+                cores=executor.cores,
+                added_ms=executor.added_ms,
+                removed_ms=executor.removed_ms,
+                removed_reason=executor.removed_reason,
+                max_memory=executor.max_memory,
+                total_tasks=executor.started_tasks,
+                failed_tasks=total(failed),
+                total_duration_ms=duration_ms,
+                total_gc_time_ms=gc_ms,
+                total_input_bytes=total(input_bytes),
+                total_shuffle_read=total(shuffle_read),
+                total_shuffle_write=total(shuffle_write),
+                peak_metrics=dict(executor.peak_metrics),
+            )
+        )
+    return rows
+
+
+def job_rows(app: SparkApp) -> list[JobRow]:
+    """Every job, newest first as the History Server lists them."""
+    stages_of_job: dict[int, list[StageAttempt]] = {}
+    for stage in app.stage_attempts():
+        for job_id in stage.job_ids:
+            stages_of_job.setdefault(job_id, []).append(stage)
+    rows = []
+    for job in sorted(app.jobs.values(), key=lambda j: j.job_id, reverse=True):
+        completed: set[tuple[int, int]] = set()
+        succeeded = failed = killed = skipped = 0
+        for stage in stages_of_job.get(job.job_id, []):
+            tasks = stage.tasks
+            succeeded += int(tasks.succeeded.sum())
+            completed.update((stage.stage_id, int(index)) for index in np.unique(tasks.index[tasks.succeeded]))
+            failed += int(_failed(tasks).sum())
+            killed += int(tasks.killed.sum())
+            if stage.status == StageStatus.SKIPPED:
+                skipped += stage.num_tasks
+        rows.append(
+            JobRow(
+                job_id=job.job_id,
+                name=job.name,
+                status=job.status,
+                submission_ms=job.submission_ms,
+                completion_ms=job.completion_ms,
+                num_tasks=job.num_tasks,
+                num_completed_tasks=succeeded,
+                num_failed_tasks=failed,
+                num_killed_tasks=killed,
+                num_skipped_tasks=skipped,
+                stage_ids=job.stage_ids,
+                num_completed_indices=len(completed),
+            )
+        )
+    return rows

@@ -1,0 +1,676 @@
+"""Event-log lines -> ``SparkApp``, in one streaming pass.
+
+How the app status is derived (the event log has no explicit final status before Spark 4):
+
+* no ``SparkListenerApplicationEnd`` -> ``INCOMPLETE`` (in progress, truncated or the driver died);
+* ApplicationEnd ``ExitCode`` (Spark 4.x) present and not 0 -> ``FAILED``;
+* otherwise ``FAILED`` if the job submitted last (highest job id) ended with ``JobFailed``, or if jobs ran and
+  none succeeded; else ``SUCCEEDED``. An app that survives a failed job and finishes with a good one succeeded.
+
+Counting follows Spark's AppStatusListener, so summaries match the History Server: stages named in a job's
+``Stage Infos`` that were never submitted become ``SKIPPED`` when the job ends; a job's ``num_tasks`` is the sum
+of its stage infos without a completion time at job start; its name is the last stage's name and its
+description the ``spark.job.description`` property.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterable
+from typing import Any, Final
+
+import msgspec
+import orjson
+
+from analyzer.appmodel.redaction import APP_REDACTION_PROPERTY, REDACTED, Redactor, redact_url_passwords
+from analyzer.appmodel.spark import (
+    AppStatus,
+    Executor,
+    Job,
+    JobStatus,
+    SparkApp,
+    SqlExecution,
+    StageAttempt,
+    StageStatus,
+    TaskStatus,
+)
+from fetchers.spark_events.tasks import (
+    NONZERO_VALUE,
+    TASK_END_DECODER,
+    BadValue,
+    Interner,
+    TaskBuffer,
+    as_int,
+    dict_push,
+    dict_row,
+    failure_text,
+    nonzero_executor_metrics,
+    task_status,
+    typed_push,
+    typed_row,
+)
+
+_TASK_END_PREFIX: Final = b'{"Event":"SparkListenerTaskEnd"'
+_TASK_START_PREFIX: Final = b'{"Event":"SparkListenerTaskStart"'
+
+# Known events we do not model: counted in ParseStats.skipped_events, not as unknown.
+_IGNORED_EVENTS: Final = frozenset(
+    {
+        "SparkListenerBlockUpdated",
+        "SparkListenerTaskGettingResult",
+        "SparkListenerSpeculativeTaskSubmitted",
+        "SparkListenerUnpersistRDD",
+        "SparkListenerBlockManagerRemoved",
+        "SparkListenerMiscellaneousProcessAdded",
+        "SparkListenerUnschedulableTaskSetAdded",
+        "SparkListenerUnschedulableTaskSetRemoved",
+        "SparkListenerExecutorBlacklistedForStage",
+        "SparkListenerExecutorExcludedForStage",
+        "SparkListenerNodeBlacklistedForStage",
+        "SparkListenerNodeExcludedForStage",
+        "SparkListenerSQLAdaptiveSQLMetricUpdates",
+        "SparkListenerDriverAccumUpdates",
+        "SparkListenerQueryExecutionMetrics",
+        "SparkListenerSQLExecutionObfuscation",
+        "StreamingQueryListener$QueryStartedEvent",
+        "StreamingQueryListener$QueryProgressEvent",
+        "StreamingQueryListener$QueryTerminatedEvent",
+        "StreamingQueryListener$QueryIdleEvent",
+        "CreateTablePreEvent",
+        "CreateTableEvent",
+        "DropTablePreEvent",
+        "DropTableEvent",
+        "AlterTablePreEvent",
+        "AlterTableEvent",
+        "CreateDatabasePreEvent",
+        "CreateDatabaseEvent",
+        "DropDatabasePreEvent",
+        "DropDatabaseEvent",
+        "DBCEventLoggingListenerMetadata",
+    }
+)
+
+_EXCLUDED: Final = frozenset({"SparkListenerExecutorBlacklisted", "SparkListenerExecutorExcluded"})
+_UNEXCLUDED: Final = frozenset({"SparkListenerExecutorUnblacklisted", "SparkListenerExecutorUnexcluded"})
+_NODE_EXCLUDED: Final = frozenset({"SparkListenerNodeBlacklisted", "SparkListenerNodeExcluded"})
+_NODE_UNEXCLUDED: Final = frozenset({"SparkListenerNodeUnblacklisted", "SparkListenerNodeUnexcluded"})
+
+
+_SUCCESS: Final = int(TaskStatus.SUCCESS)  # plain ints: comparing with IntEnum members is slower
+_FAILED: Final = int(TaskStatus.FAILED)
+_RESUBMITTED: Final = int(TaskStatus.RESUBMITTED)
+_STATUS_OF_REASON: Final = {
+    "Success": _SUCCESS,
+    "TaskKilled": int(TaskStatus.KILLED),
+    "TaskCommitDenied": int(TaskStatus.KILLED),
+    "Resubmitted": _RESUBMITTED,
+}
+_MAX_UNKNOWN_NAMES: Final = 1000
+_has_nonzero_value: Final = NONZERO_VALUE.search
+
+
+class MalformedEvent(ValueError):
+    """An event whose keys have the wrong shape; the line is skipped and counted."""
+
+
+def _short_name(event_name: str) -> str:
+    """Spark logs some events by class name: org.apache.spark.scheduler.SparkListenerExecutorBlacklisted."""
+    return event_name.rsplit(".", 1)[-1] if "." in event_name else event_name
+
+
+def _str(value: Any, default: str = "") -> str:
+    if value is None:
+        return default
+    return value if isinstance(value, str) else str(value)
+
+
+def _opt_int(value: Any) -> int | None:
+    return None if value is None else as_int(value)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _str_pairs(value: Any) -> list[tuple[str, str]]:
+    """Environment sections are JSON objects in the log; tolerate lists of [key, value] too."""
+    if isinstance(value, dict):
+        return [(str(k), _str(v)) for k, v in value.items()]
+    pairs: list[tuple[str, str]] = []
+    for item in _list(value):
+        if isinstance(item, list | tuple) and len(item) == 2:
+            pairs.append((str(item[0]), _str(item[1])))
+    return pairs
+
+
+def _merge_max(target: dict[str, int], metrics: dict[str, Any]) -> None:
+    for name, value in metrics.items():
+        if isinstance(value, int) and value > target.get(name, -1):
+            target[name] = value
+
+
+class AppBuilder:
+    """Feeds on raw lines; ``finish()`` returns the app. One builder per event log (one app attempt)."""
+
+    def __init__(
+        self,
+        *,
+        source: str,
+        redactor: Redactor,
+        app_id_hint: str | None = None,
+        attempt_hint: str | None = None,
+    ) -> None:
+        self.app = SparkApp(app_id=app_id_hint or "", attempt_id=attempt_hint, source=source)
+        self.redactor = redactor
+        self.stats = self.app.stats
+        self.executors = Interner()
+        self.hosts = Interner()
+        self.buffers: dict[tuple[int, int], TaskBuffer] = {}
+        self.live_jobs: set[int] = set()
+        self.stage_exec_peaks: dict[tuple[int, int], dict[str, dict[str, int]]] = {}
+        self.saw_app_end = False
+        self.last_malformed_line = -1  # line number of the latest malformed line: the last one means a torn tail
+        self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
+            "SparkListenerLogStart": self._log_start,
+            "SparkListenerApplicationStart": self._app_start,
+            "SparkListenerApplicationEnd": self._app_end,
+            "SparkListenerEnvironmentUpdate": self._environment,
+            "SparkListenerResourceProfileAdded": self._resource_profile,
+            "SparkListenerJobStart": self._job_start,
+            "SparkListenerJobEnd": self._job_end,
+            "SparkListenerStageSubmitted": self._stage_submitted,
+            "SparkListenerStageCompleted": self._stage_completed,
+            "SparkListenerTaskStart": self._task_start,
+            "SparkListenerTaskEnd": self._task_end_dict,
+            "SparkListenerExecutorAdded": self._executor_added,
+            "SparkListenerExecutorRemoved": self._executor_removed,
+            "SparkListenerBlockManagerAdded": self._block_manager_added,
+            "SparkListenerExecutorMetricsUpdate": self._executor_metrics_update,
+            "SparkListenerStageExecutorMetrics": self._stage_executor_metrics,
+            "SparkListenerSQLExecutionStart": self._sql_start,
+            "SparkListenerSQLExecutionEnd": self._sql_end,
+            "SparkListenerSQLAdaptiveExecutionUpdate": self._sql_adaptive_update,
+        }
+        for name in _EXCLUDED:
+            self._handlers[name] = self._executor_excluded
+        for name in _UNEXCLUDED:
+            self._handlers[name] = self._executor_unexcluded
+        for name in _NODE_EXCLUDED:
+            self._handlers[name] = self._node_excluded
+        for name in _NODE_UNEXCLUDED:
+            self._handlers[name] = self._node_unexcluded
+
+    # ---- feeding -------------------------------------------------------------------------------------
+
+    def feed(self, lines: Iterable[bytes]) -> None:
+        stats = self.stats
+        for line in lines:
+            stats.lines += 1
+            stats.bytes_read += len(line)
+            if line.startswith(_TASK_END_PREFIX):
+                if self._task_end_typed(line):
+                    stats.events += 1
+                    continue
+            elif line.startswith(_TASK_START_PREFIX) and self._task_start_fast(line):
+                stats.events += 1
+                continue
+            self._feed_generic(line)
+
+    def _feed_generic(self, line: bytes) -> None:
+        stats = self.stats
+        if not line.strip():
+            stats.lines -= 1  # blank lines (a trailing newline) are not lines of the log
+            return
+        try:
+            event = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            self._malformed()
+            return
+        if not isinstance(event, dict) or not isinstance(event.get("Event"), str):
+            self._malformed()
+            return
+        name = _short_name(event["Event"])
+        handler = self._handlers.get(name)
+        if handler is None:
+            if name in _IGNORED_EVENTS:
+                stats.skipped_events += 1
+            else:
+                if name not in stats.unknown_events and len(stats.unknown_events) >= _MAX_UNKNOWN_NAMES:
+                    name = "(other unknown events)"  # a hostile log must not grow this without bound
+                stats.unknown_events[name] = stats.unknown_events.get(name, 0) + 1
+            stats.events += 1
+            return
+        try:
+            handler(event)
+        except (BadValue, MalformedEvent, TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError):
+            self._malformed()
+            return
+        stats.events += 1
+
+    def _malformed(self) -> None:
+        self.stats.malformed_lines += 1
+        self.last_malformed_line = self.stats.lines
+
+    # ---- tasks (hot path) ----------------------------------------------------------------------------
+
+    def _buffer(self, stage_id: int, attempt_id: int) -> TaskBuffer:
+        key = (stage_id, attempt_id)
+        buffer = self.buffers.get(key)
+        if buffer is None:
+            buffer = self.buffers[key] = TaskBuffer()
+            if key not in self.app.stages:
+                # TaskEnd for a stage we never saw submitted (log started mid-way): keep the tasks anyway.
+                self.app.stages[key] = StageAttempt(stage_id=stage_id, attempt_id=attempt_id, status=StageStatus.ACTIVE)
+        return buffer
+
+    def _task_end_typed(self, line: bytes) -> bool:
+        """The hot path; written flat on purpose (each saved call is ~5% of the parse time of a big log)."""
+        try:
+            event = TASK_END_DECODER.decode(line)
+        except msgspec.DecodeError:  # includes ValidationError: the tolerant path decides
+            return False
+        info = event.info
+        if info is None or event.reason is None:
+            return False
+        status = _STATUS_OF_REASON.get(event.reason.reason, _FAILED)
+        key = (event.stage_id, event.stage_attempt)
+        buffer = self.buffers.get(key) or self._buffer(*key)
+        executor = self.executors.ids.get(info.executor_id)
+        if executor is None:
+            executor = self.executors(info.executor_id)
+        host = self.hosts.ids.get(info.host)
+        if host is None:
+            host = self.hosts(info.host)
+        try:
+            packed = typed_row(event, info, status, executor, host)
+        except struct.error:
+            return False  # a value beyond int64: the tolerant path reports the line as malformed
+        row = buffer.count
+        buffer.rows += packed
+        buffer.count = row + 1
+        if status != _SUCCESS:
+            # Rare: decode the reason again as a dict to describe it.
+            buffer.failure_reasons[row] = failure_text(_dict(orjson.loads(line).get("Task End Reason")))
+        metrics = event.metrics
+        if metrics is not None and metrics.shuffle_read is not None and status != _RESUBMITTED:
+            push = typed_push(metrics.shuffle_read)
+            if push is not None:
+                buffer.add_push(push)
+        if _has_nonzero_value(event.executor_metrics):
+            executor_metrics = nonzero_executor_metrics(event.executor_metrics)
+            if executor_metrics is not None:
+                self._task_executor_metrics(key[0], key[1], info.executor_id, executor_metrics)
+        return True
+
+    def _task_end_dict(self, event: dict[str, Any]) -> None:
+        info = event.get("Task Info")
+        reason = event.get("Task End Reason")
+        if not isinstance(info, dict):
+            raise MalformedEvent("TaskEnd without Task Info")
+        reason = _dict(reason)
+        status = task_status(_str(reason.get("Reason"), "UnknownReason"))
+        executor_id = _str(info.get("Executor ID"))
+        metrics = event.get("Task Metrics")
+        values = dict_row(
+            info,
+            metrics if isinstance(metrics, dict) else None,
+            status,
+            self.executors(executor_id),
+            self.hosts(_str(info.get("Host"))),
+        )
+        stage_id, attempt_id = as_int(event.get("Stage ID")), as_int(event.get("Stage Attempt ID"))
+        buffer = self._buffer(stage_id, attempt_id)
+        row = len(buffer)
+        if not buffer.append(values):
+            raise BadValue("a task metric does not fit in 64 bits")
+        push = dict_push(metrics if isinstance(metrics, dict) else None)
+        if push is not None and status != TaskStatus.RESUBMITTED:
+            buffer.add_push(push)
+        if status != TaskStatus.SUCCESS:
+            buffer.failure_reasons[row] = failure_text(reason)
+        executor_metrics = event.get("Task Executor Metrics")
+        if isinstance(executor_metrics, dict) and executor_metrics:
+            self._task_executor_metrics(stage_id, attempt_id, executor_id, executor_metrics)
+
+    def _task_executor_metrics(self, stage_id: int, attempt_id: int, executor_id: str, metrics: dict[str, Any]) -> None:
+        if not any(metrics.values()):  # all zeros (e.g. local mode without polling): nothing to raise
+            return
+        executor = self._executor(executor_id)
+        _merge_max(executor.peak_metrics, metrics)
+        per_stage = self.stage_exec_peaks.setdefault((stage_id, attempt_id), {})
+        _merge_max(per_stage.setdefault(executor_id, {}), metrics)
+
+    def _task_start_fast(self, line: bytes) -> bool:
+        # Only the executor id matters (the History Server's executor totalTasks counts task starts).
+        marker = line.find(b'"Executor ID":"')
+        if marker < 0:
+            return False
+        start = marker + 15
+        end = line.find(b'"', start)
+        if end < 0 or line.find(b"\\", start, end) >= 0 or not line.endswith((b"}\n", b"}")):
+            return False  # escaped id or torn line: let the full parser decide
+        executor = self.app.executors.get(line[start:end].decode("utf-8", "replace"))
+        if executor is not None:
+            executor.started_tasks += 1
+        return True
+
+    def _task_start(self, event: dict[str, Any]) -> None:
+        info = _dict(event.get("Task Info"))
+        executor = self.app.executors.get(_str(info.get("Executor ID")))
+        if executor is not None:
+            executor.started_tasks += 1
+
+    # ---- application ---------------------------------------------------------------------------------
+
+    def _log_start(self, event: dict[str, Any]) -> None:
+        self.app.spark_version = _str(event.get("Spark Version")) or None
+
+    def _app_start(self, event: dict[str, Any]) -> None:
+        app = self.app
+        if app.start_ms is not None:
+            app.warnings.append("a second SparkListenerApplicationStart: two logs concatenated? the last one wins")
+        app.name = _str(event.get("App Name"))
+        app.app_id = _str(event.get("App ID")) or app.app_id
+        attempt = event.get("App Attempt ID")
+        if attempt is not None:
+            app.attempt_id = _str(attempt)
+        app.start_ms = _opt_int(event.get("Timestamp"))
+        app.user = _str(event.get("User"))
+        driver_logs = event.get("Driver Logs")
+        if isinstance(driver_logs, dict):
+            self._executor("driver").log_urls = {str(k): _str(v) for k, v in driver_logs.items()}
+
+    def _app_end(self, event: dict[str, Any]) -> None:
+        self.saw_app_end = True
+        self.app.end_ms = _opt_int(event.get("Timestamp"))
+        self.app.exit_code = _opt_int(event.get("ExitCode"))
+
+    def _environment(self, event: dict[str, Any]) -> None:
+        env = self.app.environment
+        spark_pairs = _str_pairs(event.get("Spark Properties"))
+        app_regex = dict(spark_pairs).get(APP_REDACTION_PROPERTY)
+        redactor = self.redactor
+        if app_regex and app_regex != REDACTED:  # Spark's default regex redacts its own value
+            try:
+                redactor = redactor.with_app_regex(app_regex)
+            except ValueError as exc:
+                self.app.warnings.append(f"ignored the app's {APP_REDACTION_PROPERTY}: {exc}")
+        self.redactor = redactor
+        env.spark_properties = redactor.redact_pairs(spark_pairs)
+        env.system_properties = redactor.redact_pairs(_str_pairs(event.get("System Properties")))
+        env.hadoop_properties = redactor.redact_pairs(_str_pairs(event.get("Hadoop Properties")))
+        env.metrics_properties = redactor.redact_pairs(_str_pairs(event.get("Metrics Properties")))
+        env.jvm_information = redactor.redact_pairs(_str_pairs(event.get("JVM Information")))
+        env.classpath_entries = {redact_url_passwords(k): v for k, v in _str_pairs(event.get("Classpath Entries"))}
+
+    def _resource_profile(self, event: dict[str, Any]) -> None:
+        profile_id = as_int(event.get("Resource Profile Id"))
+        self.app.environment.resource_profiles[profile_id] = {
+            "executor_resources": _dict(event.get("Executor Resource Requests")),
+            "task_resources": _dict(event.get("Task Resource Requests")),
+        }
+
+    # ---- jobs and stages -----------------------------------------------------------------------------
+
+    def _stage_from_info(self, info: dict[str, Any]) -> StageAttempt:
+        stage_id = as_int(info.get("Stage ID"))
+        attempt_id = as_int(info.get("Stage Attempt ID", info.get("Attempt ID")))
+        key = (stage_id, attempt_id)
+        stage = self.app.stages.get(key)
+        if stage is None:
+            stage = self.app.stages[key] = StageAttempt(stage_id=stage_id, attempt_id=attempt_id)
+        stage.name = _str(info.get("Stage Name"), stage.name)
+        stage.details = _str(info.get("Details"), stage.details)
+        stage.num_tasks = as_int(info.get("Number of Tasks"), stage.num_tasks)
+        parents = info.get("Parent IDs")
+        if isinstance(parents, list):
+            stage.parent_ids = tuple(as_int(p) for p in parents)
+        rdds = info.get("RDD Info")
+        if isinstance(rdds, list):
+            stage.rdd_names = tuple(_str(_dict(r).get("Name")) for r in rdds)
+        stage.resource_profile_id = as_int(info.get("Resource Profile Id"), stage.resource_profile_id)
+        submitted = _opt_int(info.get("Submission Time"))
+        if submitted is not None:
+            stage.submission_ms = submitted
+        completed = _opt_int(info.get("Completion Time"))
+        if completed is not None:
+            stage.completion_ms = completed
+        failure = info.get("Failure Reason")
+        if failure is not None:
+            stage.failure_reason = _str(failure)
+        return stage
+
+    def _job_start(self, event: dict[str, Any]) -> None:
+        job_id = as_int(event.get("Job ID"))
+        properties = _dict(event.get("Properties"))
+        infos = [_dict(i) for i in _list(event.get("Stage Infos"))]
+        stage_ids = event.get("Stage IDs")
+        ids = (
+            tuple(as_int(s) for s in stage_ids)
+            if isinstance(stage_ids, list)
+            else tuple(as_int(i.get("Stage ID")) for i in infos)
+        )
+        last_info = max(infos, key=lambda i: as_int(i.get("Stage ID")), default={})
+        description = properties.get("spark.job.description")
+        sql_id = properties.get("spark.sql.execution.id")
+        job = Job(
+            job_id=job_id,
+            name=_str(last_info.get("Stage Name")),
+            description=_str(description) if description is not None else None,
+            job_group=_str(properties["spark.jobGroup.id"])
+            if properties.get("spark.jobGroup.id") is not None
+            else None,
+            submission_ms=_opt_int(event.get("Submission Time")),
+            status=JobStatus.RUNNING,
+            stage_ids=ids,
+            num_tasks=sum(as_int(i.get("Number of Tasks")) for i in infos if i.get("Completion Time") is None),
+            sql_execution_id=_opt_int(sql_id) if sql_id not in (None, "") else None,
+        )
+        self.app.jobs[job_id] = job
+        self.live_jobs.add(job_id)
+        for info in infos:
+            stage = self._stage_from_info(info)
+            if job_id not in stage.job_ids:
+                stage.job_ids = (*stage.job_ids, job_id)
+        if job.sql_execution_id is not None:
+            execution = self.app.sql_executions.get(job.sql_execution_id)
+            if execution is not None and job_id not in execution.job_ids:
+                execution.job_ids = (*execution.job_ids, job_id)
+
+    def _job_end(self, event: dict[str, Any]) -> None:
+        job_id = as_int(event.get("Job ID"))
+        job = self.app.jobs.get(job_id)
+        if job is None:
+            job = self.app.jobs[job_id] = Job(job_id=job_id)
+        self.live_jobs.discard(job_id)
+        result = _dict(event.get("Job Result"))
+        if result.get("Result") == "JobSucceeded":
+            job.status = JobStatus.SUCCEEDED
+        else:
+            job.status = JobStatus.FAILED
+            exception = _dict(result.get("Exception"))
+            job.failure_reason = _str(exception.get("Message")) or _str(result.get("Result"), "JobFailed")
+        time = _opt_int(event.get("Completion Time"))
+        job.completion_ms = time if time and time > 0 else None
+        for stage in self.app.stages.values():
+            if stage.stage_id in job.stage_ids and stage.status == StageStatus.PENDING:
+                stage.status = StageStatus.SKIPPED
+
+    def _stage_submitted(self, event: dict[str, Any]) -> None:
+        info = event.get("Stage Info")
+        if not isinstance(info, dict):
+            raise MalformedEvent("StageSubmitted without Stage Info")
+        stage = self._stage_from_info(info)
+        stage.status = StageStatus.ACTIVE
+        live = tuple(j for j in sorted(self.live_jobs) if stage.stage_id in self.app.jobs[j].stage_ids)
+        stage.job_ids = tuple(dict.fromkeys((*stage.job_ids, *live)))
+
+    def _stage_completed(self, event: dict[str, Any]) -> None:
+        info = event.get("Stage Info")
+        if not isinstance(info, dict):
+            raise MalformedEvent("StageCompleted without Stage Info")
+        stage = self._stage_from_info(info)
+        if info.get("Failure Reason") is not None:
+            stage.status = StageStatus.FAILED
+        elif info.get("Submission Time") is not None:
+            stage.status = StageStatus.COMPLETE
+        else:
+            stage.status = StageStatus.SKIPPED
+
+    # ---- executors -----------------------------------------------------------------------------------
+
+    def _executor(self, executor_id: str) -> Executor:
+        executor = self.app.executors.get(executor_id)
+        if executor is None:
+            executor = self.app.executors[executor_id] = Executor(executor_id=executor_id)
+        return executor
+
+    def _executor_added(self, event: dict[str, Any]) -> None:
+        executor = self._executor(_str(event.get("Executor ID")))
+        info = _dict(event.get("Executor Info"))
+        executor.host = _str(info.get("Host"), executor.host)
+        executor.cores = as_int(info.get("Total Cores"), executor.cores)
+        executor.added_ms = _opt_int(event.get("Timestamp"))
+        executor.removed_ms = None
+        executor.removed_reason = None
+        executor.resource_profile_id = as_int(info.get("Resource Profile Id"), executor.resource_profile_id)
+        urls = info.get("Log Urls")
+        if isinstance(urls, dict):
+            executor.log_urls = {str(k): _str(v) for k, v in urls.items()}
+
+    def _executor_removed(self, event: dict[str, Any]) -> None:
+        executor = self._executor(_str(event.get("Executor ID")))
+        executor.removed_ms = _opt_int(event.get("Timestamp"))
+        executor.removed_reason = _str(event.get("Removed Reason")) or None
+
+    def _block_manager_added(self, event: dict[str, Any]) -> None:
+        manager = _dict(event.get("Block Manager ID"))
+        executor = self._executor(_str(manager.get("Executor ID")))
+        if executor.added_ms is None:
+            executor.added_ms = _opt_int(event.get("Timestamp"))
+        executor.host = executor.host or _str(manager.get("Host"))
+        executor.max_memory = as_int(event.get("Maximum Memory"), executor.max_memory)
+        executor.max_onheap_memory = as_int(event.get("Maximum Onheap Memory"), executor.max_onheap_memory)
+        executor.max_offheap_memory = as_int(event.get("Maximum Offheap Memory"), executor.max_offheap_memory)
+
+    def _executor_metrics_update(self, event: dict[str, Any]) -> None:
+        executor_id = _str(event.get("Executor ID"))
+        for update in _list(event.get("Executor Metrics Updated")):
+            update = _dict(update)
+            metrics = _dict(update.get("Executor Metrics"))
+            if metrics:
+                _merge_max(self._executor(executor_id).peak_metrics, metrics)
+                key = (as_int(update.get("Stage ID")), as_int(update.get("Stage Attempt ID")))
+                _merge_max(self.stage_exec_peaks.setdefault(key, {}).setdefault(executor_id, {}), metrics)
+
+    def _stage_executor_metrics(self, event: dict[str, Any]) -> None:
+        executor_id = _str(event.get("Executor ID"))
+        metrics = _dict(event.get("Executor Metrics"))
+        if not metrics:
+            return
+        _merge_max(self._executor(executor_id).peak_metrics, metrics)
+        key = (as_int(event.get("Stage ID")), as_int(event.get("Stage Attempt ID")))
+        _merge_max(self.stage_exec_peaks.setdefault(key, {}).setdefault(executor_id, {}), metrics)
+
+    def _set_excluded(self, executor_id: str, excluded: bool) -> None:
+        executor = self.app.executors.get(executor_id)
+        if executor is not None:
+            executor.excluded = excluded
+
+    def _executor_excluded(self, event: dict[str, Any]) -> None:
+        self._set_excluded(_str(event.get("executorId")), True)
+
+    def _executor_unexcluded(self, event: dict[str, Any]) -> None:
+        self._set_excluded(_str(event.get("executorId")), False)
+
+    def _node_excluded(self, event: dict[str, Any]) -> None:
+        self._set_node_excluded(_str(event.get("hostId")), True)
+
+    def _node_unexcluded(self, event: dict[str, Any]) -> None:
+        self._set_node_excluded(_str(event.get("hostId")), False)
+
+    def _set_node_excluded(self, host: str, excluded: bool) -> None:
+        for executor in self.app.executors.values():
+            if executor.host == host:
+                executor.excluded = excluded
+
+    # ---- SQL -----------------------------------------------------------------------------------------
+
+    def _sql_start(self, event: dict[str, Any]) -> None:
+        execution_id = as_int(event.get("executionId"))
+        root = event.get("rootExecutionId")
+        self.app.sql_executions[execution_id] = SqlExecution(
+            execution_id=execution_id,
+            description=_str(event.get("description")),
+            details=_str(event.get("details")),
+            physical_plan=_str(event.get("physicalPlanDescription")),
+            start_ms=_opt_int(event.get("time")),
+            root_execution_id=_opt_int(root) if root is not None else None,
+            job_ids=tuple(j.job_id for j in self.app.jobs.values() if j.sql_execution_id == execution_id),
+        )
+
+    def _sql_end(self, event: dict[str, Any]) -> None:
+        execution_id = as_int(event.get("executionId"))
+        execution = self.app.sql_executions.get(execution_id)
+        if execution is None:
+            execution = self.app.sql_executions[execution_id] = SqlExecution(execution_id=execution_id)
+        execution.end_ms = _opt_int(event.get("time"))
+        error = event.get("errorMessage")
+        execution.error_message = _str(error) if error else None
+
+    def _sql_adaptive_update(self, event: dict[str, Any]) -> None:
+        execution = self.app.sql_executions.get(as_int(event.get("executionId")))
+        plan = event.get("physicalPlanDescription")
+        if execution is not None and isinstance(plan, str):
+            execution.physical_plan = plan  # AQE re-plans: the last plan is the one that ran
+
+    # ---- result --------------------------------------------------------------------------------------
+
+    def finish(self, *, partial: bool = False, warnings: Iterable[str] = ()) -> SparkApp:
+        app = self.app
+        app.warnings.extend(warnings)
+        while self.buffers:  # popped one by one so a stage's raw rows are freed as soon as it has columns
+            key, buffer = self.buffers.popitem()
+            columns, push = buffer.to_columns()
+            stage = app.stages[key]
+            stage.tasks = columns
+            if any(push.values()):
+                stage.push_shuffle_read = push
+        for key, peaks in self.stage_exec_peaks.items():
+            stage = app.stages.get(key)
+            if stage is not None:
+                stage.executor_peak_metrics = peaks
+        app.executor_ids = list(self.executors.values)
+        app.hosts = list(self.hosts.values)
+        for executor_id in app.executor_ids:  # tasks on an executor the log never announced
+            self._executor(executor_id)
+        torn_tail = self.stats.lines > 0 and self.last_malformed_line == self.stats.lines
+        if self.stats.malformed_lines:
+            app.warnings.append(f"skipped {self.stats.malformed_lines} malformed line(s)")
+        if torn_tail:
+            app.warnings.append("the last line is cut short: the log was truncated or is still being written")
+        if not self.saw_app_end:
+            app.warnings.append("no SparkListenerApplicationEnd: the app was still running or its driver died")
+        if not app.name and not app.start_ms:
+            app.warnings.append("no SparkListenerApplicationStart: app id taken from the file name")
+        # No ApplicationEnd means we only saw part of the app's life: the model is partial by definition.
+        app.partial = partial or torn_tail or not self.saw_app_end
+        app.status = self._status()
+        return app
+
+    def _status(self) -> AppStatus:
+        app = self.app
+        if not self.saw_app_end:
+            return AppStatus.INCOMPLETE
+        if app.exit_code is not None and app.exit_code != 0:
+            return AppStatus.FAILED
+        ended = [j for j in app.jobs.values() if j.status in (JobStatus.SUCCEEDED, JobStatus.FAILED)]
+        if ended:
+            last = max(ended, key=lambda j: j.job_id)
+            if last.status == JobStatus.FAILED:
+                return AppStatus.FAILED
+        return AppStatus.SUCCEEDED

@@ -1,0 +1,490 @@
+"""SparkListenerTaskEnd -> one compact row of int64, and rows of a stage attempt -> ``TaskColumns``.
+
+TaskEnd is nearly every line of a real log, so it has its own path: a msgspec typed decoder reads only the keys
+we keep (the large ``Accumulables`` list is skipped without being built) and the row is appended to one flat
+``array.array('q')`` per stage attempt. Anything the typed decoder rejects (an odd type, a vendor quirk) goes
+through the tolerant dict path instead, which coerces what it can and reports the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import struct
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import msgspec
+import numpy as np
+import orjson
+
+from analyzer.appmodel.spark import TASK_COLUMNS, Int64Array, TaskColumns, TaskStatus
+
+# Raw row layout. Times that Spark logs in ns stay ns here and become float ms once, in ``to_columns``.
+RAW_FIELDS: Final[tuple[str, ...]] = (
+    "task_id",
+    "index",
+    "attempt",
+    "partition_id",
+    "launch_ms",
+    "finish_ms",
+    "status",
+    "speculative",
+    "executor",
+    "host",
+    "executor_deserialize_ms",
+    "executor_deserialize_cpu_ns",
+    "executor_run_time_ms",
+    "executor_cpu_time_ns",
+    "result_size_bytes",
+    "jvm_gc_time_ms",
+    "result_serialization_ms",
+    "getting_result_start_ms",  # epoch ms the driver started fetching the result, 0 if never
+    "peak_execution_memory",
+    "memory_bytes_spilled",
+    "disk_bytes_spilled",
+    "input_bytes",
+    "input_records",
+    "output_bytes",
+    "output_records",
+    "shuffle_remote_blocks_fetched",
+    "shuffle_local_blocks_fetched",
+    "shuffle_fetch_wait_ms",
+    "shuffle_remote_bytes_read",
+    "shuffle_remote_bytes_read_to_disk",
+    "shuffle_local_bytes_read",
+    "shuffle_records_read",
+    "shuffle_remote_reqs_duration_ms",
+    "shuffle_write_bytes",
+    "shuffle_write_time_ns",
+    "shuffle_write_records",
+)
+WIDTH: Final = len(RAW_FIELDS)
+ROW: Final = struct.Struct(f"={WIDTH}q")  # native int64s: struct.pack beats array.extend by ~3x here
+_COL: Final = {name: i for i, name in enumerate(RAW_FIELDS)}
+# Push-based shuffle reads (3.2+) are summed per stage attempt, not kept per task: most logs have only zeros.
+PUSH_FIELDS: Final[tuple[str, ...]] = (
+    "corrupt_merged_block_chunks",
+    "merged_fetch_fallback_count",
+    "merged_remote_blocks_fetched",
+    "merged_local_blocks_fetched",
+    "merged_remote_chunks_fetched",
+    "merged_local_chunks_fetched",
+    "merged_remote_bytes_read",
+    "merged_local_bytes_read",
+    "merged_remote_reqs_duration_ms",
+)
+
+# Spark 3.2+ spelling and the older one found in Spark's own hand-edited test log.
+_PUSH_KEYS: Final[tuple[tuple[str, ...], ...]] = (
+    ("Corrupt Merged Block Chunks",),
+    ("Merged Fetch Fallback Count", "Merged Fallback Count"),
+    ("Merged Remote Blocks Fetched",),
+    ("Merged Local Blocks Fetched",),
+    ("Merged Remote Chunks Fetched",),
+    ("Merged Local Chunks Fetched",),
+    ("Merged Remote Bytes Read",),
+    ("Merged Local Bytes Read",),
+    ("Merged Remote Requests Duration",),
+)
+_PUSH_BLOCKS: Final = ("Push Based Shuffle", "Shuffle Push Read Metrics")
+
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+_KILLED_REASONS: Final = frozenset({"TaskKilled", "TaskCommitDenied"})
+
+
+def task_status(reason: str) -> TaskStatus:
+    if reason == "Success":
+        return TaskStatus.SUCCESS
+    if reason in _KILLED_REASONS:
+        return TaskStatus.KILLED
+    if reason == "Resubmitted":
+        return TaskStatus.RESUBMITTED
+    return TaskStatus.FAILED
+
+
+def failure_text(reason: dict[str, Any]) -> str:
+    """The reason as the History Server shows it (Spark's TaskEndReason.toErrorString; a kill shows its reason)."""
+    kind = str(reason.get("Reason", "UnknownReason"))
+    if kind == "ExceptionFailure":
+        full = reason.get("Full Stack Trace")
+        if isinstance(full, str) and full:
+            return full
+        return f"{reason.get('Class Name', '')}: {reason.get('Description', '')}".strip(": ")
+    if kind == "FetchFailed":
+        bm = reason.get("Block Manager Address")
+        address = (
+            f"BlockManagerId({bm.get('Executor ID')}, {bm.get('Host')}, {bm.get('Port')}, None)"
+            if isinstance(bm, dict)
+            else "null"
+        )
+        map_index = f"mapIndex={reason['Map Index']}, " if "Map Index" in reason else ""  # Spark 3.0+
+        return (
+            f"FetchFailed({address}, shuffleId={reason.get('Shuffle ID')}, {map_index}mapId={reason.get('Map ID')}, "
+            f"reduceId={reason.get('Reduce ID')}, message=\n{reason.get('Message', '')}\n)"
+        )
+    if kind == "ExecutorLostFailure":
+        caused = (
+            "caused by one of the running tasks"
+            if reason.get("Exit Caused By App", True)
+            else "unrelated to the running tasks"
+        )
+        loss = reason.get("Loss Reason")
+        return f"ExecutorLostFailure (executor {reason.get('Executor ID')} exited {caused})" + (
+            f" Reason: {loss}" if loss is not None else ""
+        )
+    if kind == "TaskResultLost":
+        return "TaskResultLost (result lost from block manager)"
+    if kind == "Resubmitted":
+        return "Resubmitted (resubmitted due to node loss)"
+    if kind == "TaskKilled":
+        return str(reason.get("Kill Reason", "unknown reason"))  # what the History Server shows
+    if kind == "TaskCommitDenied":
+        return (
+            f"TaskCommitDenied (Driver denied task commit) for job: {reason.get('Job ID')}, "
+            f"partition: {reason.get('Partition ID')}, attemptNumber: {reason.get('Attempt Number')}"
+        )
+    return kind
+
+
+class Interner:
+    """Strings -> small ints, for executor ids and hosts in task columns."""
+
+    __slots__ = ("ids", "values")
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.values: list[str] = []
+
+    def __call__(self, value: str) -> int:
+        found = self.ids.get(value)
+        if found is None:
+            found = self.ids[value] = len(self.values)
+            self.values.append(value)
+        return found
+
+
+@dataclass(slots=True)
+class TaskBuffer:
+    """Rows of one stage attempt, appended as TaskEnds arrive."""
+
+    rows: bytearray = field(default_factory=bytearray)  # packed ROW records
+    count: int = 0
+    failure_reasons: dict[int, str] = field(default_factory=dict)
+    push: list[int] = field(default_factory=lambda: [0] * len(PUSH_FIELDS))
+
+    def add_push(self, values: tuple[int, ...] | list[int]) -> None:
+        """Push-based shuffle read metrics of one task that counts (has metrics, not Resubmitted)."""
+        for i, value in enumerate(values):
+            self.push[i] += value
+
+    def __len__(self) -> int:
+        return self.count
+
+    def append(self, row: tuple[int, ...]) -> bool:
+        """Add one row; False (and nothing added) when a value does not fit an int64."""
+        try:
+            packed = ROW.pack(*row)
+        except struct.error:
+            return False
+        self.append_packed(packed)
+        return True
+
+    def append_packed(self, packed: bytes) -> None:
+        self.rows += packed
+        self.count += 1
+
+    def to_columns(self) -> tuple[TaskColumns, dict[str, int]]:
+        """The TaskColumns, and the stage's push-based-shuffle read sums (empty when all zero)."""
+        raw = (
+            np.frombuffer(self.rows, dtype=np.int64).reshape(-1, WIDTH) if self.rows else np.zeros((0, WIDTH), np.int64)
+        )
+
+        def col(name: str) -> Int64Array:
+            return raw[:, _COL[name]]
+
+        finish, launch = col("finish_ms"), col("launch_ms")
+        finished = finish > 0
+        fetch_start = col("getting_result_start_ms")
+        derived: dict[str, Any] = {
+            "duration_ms": np.where(finished, finish - launch, 0),
+            "getting_result_ms": np.where(finished & (fetch_start > 0), finish - fetch_start, 0),
+            "executor_deserialize_cpu_ms": col("executor_deserialize_cpu_ns") / 1e6,
+            "executor_cpu_time_ms": col("executor_cpu_time_ns") / 1e6,
+            "shuffle_write_time_ms": col("shuffle_write_time_ns") / 1e6,
+        }
+        arrays = {
+            name: np.ascontiguousarray(derived[name] if name in derived else col(name), dtype=dtype)
+            for name, dtype in TASK_COLUMNS
+        }
+        push = dict(zip(PUSH_FIELDS, self.push, strict=True)) if any(self.push) else {}
+        return TaskColumns(**arrays, failure_reasons=dict(self.failure_reasons)), push
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Typed fast path (msgspec): only the keys we keep are declared; everything else is skipped while decoding.
+
+
+def _f(name: str, default: Any = 0) -> Any:
+    return msgspec.field(default=default, name=name)
+
+
+class _TaskInfo(msgspec.Struct, gc=False):
+    task_id: int = _f("Task ID")
+    index: int = _f("Index")
+    attempt: int = _f("Attempt")
+    partition_id: int = _f("Partition ID", -1)
+    launch: int = _f("Launch Time")
+    executor_id: str = _f("Executor ID", "")
+    host: str = _f("Host", "")
+    speculative: bool = _f("Speculative", False)
+    getting_result: int = _f("Getting Result Time")
+    finish: int = _f("Finish Time")
+
+
+class _PushRead(msgspec.Struct, gc=False):
+    corrupt: int = _f("Corrupt Merged Block Chunks")
+    fallback: int = _f("Merged Fetch Fallback Count")
+    fallback_old: int = _f("Merged Fallback Count")
+    remote_blocks: int = _f("Merged Remote Blocks Fetched")
+    local_blocks: int = _f("Merged Local Blocks Fetched")
+    remote_chunks: int = _f("Merged Remote Chunks Fetched")
+    local_chunks: int = _f("Merged Local Chunks Fetched")
+    remote_bytes: int = _f("Merged Remote Bytes Read")
+    local_bytes: int = _f("Merged Local Bytes Read")
+    remote_reqs: int = _f("Merged Remote Requests Duration")
+
+
+class _ShuffleRead(msgspec.Struct, gc=False):
+    remote_blocks: int = _f("Remote Blocks Fetched")
+    local_blocks: int = _f("Local Blocks Fetched")
+    fetch_wait: int = _f("Fetch Wait Time")
+    remote_bytes: int = _f("Remote Bytes Read")
+    remote_to_disk: int = _f("Remote Bytes Read To Disk")
+    local_bytes: int = _f("Local Bytes Read")
+    records: int = _f("Total Records Read")
+    remote_reqs: int = _f("Remote Requests Duration")
+    push: _PushRead | None = _f("Push Based Shuffle", None)
+    push_old: _PushRead | None = _f("Shuffle Push Read Metrics", None)
+
+
+class _ShuffleWrite(msgspec.Struct, gc=False):
+    bytes: int = _f("Shuffle Bytes Written")
+    time: int = _f("Shuffle Write Time")
+    records: int = _f("Shuffle Records Written")
+
+
+class _Input(msgspec.Struct, gc=False):
+    bytes: int = _f("Bytes Read")
+    records: int = _f("Records Read")
+
+
+class _Output(msgspec.Struct, gc=False):
+    bytes: int = _f("Bytes Written")
+    records: int = _f("Records Written")
+
+
+class _Metrics(msgspec.Struct, gc=False):
+    deserialize: int = _f("Executor Deserialize Time")
+    deserialize_cpu: int = _f("Executor Deserialize CPU Time")
+    run: int = _f("Executor Run Time")
+    cpu: int = _f("Executor CPU Time")
+    peak_execution_memory: int = _f("Peak Execution Memory")
+    result_size: int = _f("Result Size")
+    gc: int = _f("JVM GC Time")
+    result_serialization: int = _f("Result Serialization Time")
+    memory_spilled: int = _f("Memory Bytes Spilled")
+    disk_spilled: int = _f("Disk Bytes Spilled")
+    shuffle_read: _ShuffleRead | None = _f("Shuffle Read Metrics", None)
+    shuffle_write: _ShuffleWrite | None = _f("Shuffle Write Metrics", None)
+    input: _Input | None = _f("Input Metrics", None)
+    output: _Output | None = _f("Output Metrics", None)
+
+
+class _Reason(msgspec.Struct, gc=False):
+    reason: str = _f("Reason", "UnknownReason")
+
+
+class TypedTaskEnd(msgspec.Struct, gc=False):
+    stage_id: int = _f("Stage ID")
+    stage_attempt: int = _f("Stage Attempt ID")
+    reason: _Reason | None = _f("Task End Reason", None)
+    info: _TaskInfo | None = _f("Task Info", None)
+    metrics: _Metrics | None = _f("Task Metrics", None)
+    # Kept raw: on real clusters it is nearly always all zeros, and building a 23-key dict per task costs more
+    # than checking the bytes for a non-zero value.
+    executor_metrics: msgspec.Raw = _f("Task Executor Metrics", msgspec.Raw(b"{}"))
+
+
+TASK_END_DECODER: Final = msgspec.json.Decoder(TypedTaskEnd)
+_EMPTY_READ: Final = _ShuffleRead()
+_EMPTY_WRITE: Final = _ShuffleWrite()
+_EMPTY_INPUT: Final = _Input()
+_EMPTY_OUTPUT: Final = _Output()
+_EMPTY_METRICS: Final = _Metrics()
+# Spark writes compact JSON and executor metrics are never negative: ":<1-9>" is the only sign of a non-zero value.
+NONZERO_VALUE: Final = re.compile(rb":[1-9]")
+
+
+def nonzero_executor_metrics(raw: msgspec.Raw) -> dict[str, Any] | None:
+    """The Task Executor Metrics as a dict, or None when absent or all zero."""
+    if not NONZERO_VALUE.search(raw):  # type: ignore[call-overload]
+        return None
+    try:
+        metrics = orjson.loads(memoryview(raw))  # type: ignore[arg-type]
+    except orjson.JSONDecodeError:
+        return None
+    return metrics if isinstance(metrics, dict) else None
+
+
+def typed_row(event: TypedTaskEnd, info: _TaskInfo, status: int, executor: int, host: int) -> bytes:
+    """The packed ROW of a decoded TaskEnd; raises struct.error when a value does not fit an int64."""
+    m = event.metrics or _EMPTY_METRICS
+    r = m.shuffle_read or _EMPTY_READ
+    w = m.shuffle_write or _EMPTY_WRITE
+    i = m.input or _EMPTY_INPUT
+    o = m.output or _EMPTY_OUTPUT
+    return ROW.pack(
+        info.task_id,
+        info.index,
+        info.attempt,
+        info.partition_id,
+        info.launch,
+        info.finish,
+        status,
+        info.speculative,
+        executor,
+        host,
+        m.deserialize,
+        m.deserialize_cpu,
+        m.run,
+        m.cpu,
+        m.result_size,
+        m.gc,
+        m.result_serialization,
+        info.getting_result,
+        m.peak_execution_memory,
+        m.memory_spilled,
+        m.disk_spilled,
+        i.bytes,
+        i.records,
+        o.bytes,
+        o.records,
+        r.remote_blocks,
+        r.local_blocks,
+        r.fetch_wait,
+        r.remote_bytes,
+        r.remote_to_disk,
+        r.local_bytes,
+        r.records,
+        r.remote_reqs,
+        w.bytes,
+        w.time,
+        w.records,
+    )
+
+
+def typed_push(read: _ShuffleRead) -> tuple[int, ...] | None:
+    """The task's push-based shuffle reads in PUSH_FIELDS order, or None when there are none."""
+    p = read.push or read.push_old
+    if p is None:
+        return None
+    values = (
+        p.corrupt,
+        p.fallback or p.fallback_old,
+        p.remote_blocks,
+        p.local_blocks,
+        p.remote_chunks,
+        p.local_chunks,
+        p.remote_bytes,
+        p.local_bytes,
+        p.remote_reqs,
+    )
+    return values if any(values) else None
+
+
+def dict_push(metrics: dict[str, Any] | None) -> list[int] | None:
+    """Same as ``typed_push`` for a plain Task Metrics dict, accepting both spellings of the block."""
+    read = _dict(_dict(metrics).get("Shuffle Read Metrics"))
+    push = next((read[b] for b in _PUSH_BLOCKS if isinstance(read.get(b), dict)), None)
+    if push is None:
+        return None
+    values = [next((as_int(push[k]) for k in keys if k in push), 0) for keys in _PUSH_KEYS]
+    return values if any(values) else None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Tolerant path (plain dicts from orjson).
+
+
+class BadValue(ValueError):
+    """A value that cannot be read as the number Spark would have written."""
+
+
+def as_int(value: Any, default: int = 0) -> int:
+    if value is None:
+        return default
+    number: int | None = None
+    # value == value rules out NaN; Spark writes integers, vendors and hand edits sometimes floats or strings.
+    if isinstance(value, bool | int) or (isinstance(value, float) and value == value and abs(value) < 2**63):
+        number = int(value)
+    elif isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            number = int(value)
+    if number is None or not _INT64_MIN <= number <= _INT64_MAX:
+        raise BadValue(f"not a 64-bit number: {str(value)[:40]!r}")
+    return number
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def dict_row(
+    info: dict[str, Any], metrics: dict[str, Any] | None, status: int, executor: int, host: int
+) -> tuple[int, ...]:
+    """The same row as ``typed_row`` from plain dicts; raises BadValue on a non-numeric metric."""
+    m = _dict(metrics)
+    r = _dict(m.get("Shuffle Read Metrics"))
+    w = _dict(m.get("Shuffle Write Metrics"))
+    i = _dict(m.get("Input Metrics"))
+    o = _dict(m.get("Output Metrics"))
+    return (
+        as_int(info.get("Task ID")),
+        as_int(info.get("Index")),
+        as_int(info.get("Attempt")),
+        as_int(info.get("Partition ID"), -1),
+        as_int(info.get("Launch Time")),
+        as_int(info.get("Finish Time")),
+        status,
+        int(bool(info.get("Speculative"))),
+        executor,
+        host,
+        as_int(m.get("Executor Deserialize Time")),
+        as_int(m.get("Executor Deserialize CPU Time")),
+        as_int(m.get("Executor Run Time")),
+        as_int(m.get("Executor CPU Time")),
+        as_int(m.get("Result Size")),
+        as_int(m.get("JVM GC Time")),
+        as_int(m.get("Result Serialization Time")),
+        as_int(info.get("Getting Result Time")),
+        as_int(m.get("Peak Execution Memory")),
+        as_int(m.get("Memory Bytes Spilled")),
+        as_int(m.get("Disk Bytes Spilled")),
+        as_int(i.get("Bytes Read")),
+        as_int(i.get("Records Read")),
+        as_int(o.get("Bytes Written")),
+        as_int(o.get("Records Written")),
+        as_int(r.get("Remote Blocks Fetched")),
+        as_int(r.get("Local Blocks Fetched")),
+        as_int(r.get("Fetch Wait Time")),
+        as_int(r.get("Remote Bytes Read")),
+        as_int(r.get("Remote Bytes Read To Disk")),
+        as_int(r.get("Local Bytes Read")),
+        as_int(r.get("Total Records Read")),
+        as_int(r.get("Remote Requests Duration")),
+        as_int(w.get("Shuffle Bytes Written")),
+        as_int(w.get("Shuffle Write Time")),
+        as_int(w.get("Shuffle Records Written")),
+    )
