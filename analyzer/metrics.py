@@ -38,7 +38,6 @@ and others did not. Any value that cannot be computed from the log is None, neve
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
@@ -46,7 +45,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from analyzer.appmodel import Executor, JobStatus, SparkApp, StageStatus, TaskStatus
+from analyzer.appmodel import Executor, JobStatus, SparkApp, StageStatus, TaskStatus, conf
+from analyzer.appmodel.conf import is_local_master, local_cores
 
 MIB: Final = 1024**2
 GIB: Final = 1024**3
@@ -55,21 +55,6 @@ WASTE_BUFFER: Final = 1.5  # Dr. Elephant's allocated_memory_waste_buffer_percen
 DEFAULT_JVM_MEMORY: Final = "1g"  # spark.executor.memory and spark.driver.memory defaults
 MIN_OVERHEAD_BYTES: Final = 384 * MIB
 OVERHEAD_FACTOR: Final = 0.10
-
-_SIZE_UNITS: Final = {
-    "b": 1,
-    "k": 1024,
-    "kb": 1024,
-    "m": MIB,
-    "mb": MIB,
-    "g": GIB,
-    "gb": GIB,
-    "t": 1024**4,
-    "tb": 1024**4,
-    "p": 1024**5,
-    "pb": 1024**5,
-}
-_SIZE_PATTERN: Final = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
 
 
 # Spark's AppStatusListener counts a Resubmitted task end as failed; so do the History Server and our summaries.
@@ -156,17 +141,13 @@ def metric_definitions() -> list[tuple[str, str, str]]:
 
 
 def parse_size(text: str | None, default_unit: str = "b") -> int | None:
-    """Bytes of a Spark size string ("4g", "512m", "1024" in ``default_unit``); None when unreadable."""
+    """Bytes of a Spark size string ("4g", "512m", "1024" in ``default_unit``); None when absent or unreadable."""
     if text is None:
         return None
-    match = _SIZE_PATTERN.match(text)
-    if not match:
+    try:
+        return conf.parse_size(text, default_unit)
+    except ValueError:
         return None
-    unit = (match.group(2) or default_unit).lower()
-    if unit not in _SIZE_UNITS:
-        return None
-    value = float(match.group(1)) * _SIZE_UNITS[unit]
-    return int(value) if math.isfinite(value) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,19 +266,6 @@ def _last_event_ms(app: SparkApp) -> int | None:
         for executor in app.executors.values():
             candidates.extend(t for t in (executor.added_ms, executor.removed_ms) if t is not None and t > 0)
     return max(candidates) if candidates else None
-
-
-def is_local_master(master: str) -> bool:
-    """``local``, ``local[N]``, ``local[*]``, ``local[N,F]``: one JVM. Not ``local-cluster``, which forks executors."""
-    return master == "local" or master.startswith("local[")
-
-
-def local_cores(master: str) -> int:
-    """Task slots of a local master (0 when ``local[*]``: the machine's cores, unknown here)."""
-    if master == "local":
-        return 1
-    match = re.match(r"local\[(\d+)", master)
-    return int(match.group(1)) if match else 0
 
 
 def _task_time_by_executor(app: SparkApp) -> tuple[int, np.ndarray]:

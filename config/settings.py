@@ -82,7 +82,8 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "var" / "static"
+# Only `collectstatic` for a separate web server needs a root; set HINDSIGHT_STATIC_ROOT for that.
+STATIC_ROOT = os.environ.get("HINDSIGHT_STATIC_ROOT") or None
 # Serve app static files straight from their app folders: no collectstatic step for a local install.
 WHITENOISE_USE_FINDERS = True
 

@@ -3,39 +3,16 @@
 from __future__ import annotations
 
 import math
-import re
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
-_SIZE_UNITS = {
-    "b": 1,
-    "k": 1 << 10,
-    "kb": 1 << 10,
-    "m": 1 << 20,
-    "mb": 1 << 20,
-    "g": 1 << 30,
-    "gb": 1 << 30,
-    "t": 1 << 40,
-    "tb": 1 << 40,
-    "p": 1 << 50,
-    "pb": 1 << 50,
-}
+from analyzer.appmodel import conf
+
 GIB = 1 << 30
 MIB = 1 << 20
 
 
 def parse_size(text: str, default_unit: str = "m") -> int:
-    """Bytes in a Spark size string ("4g", "512m", "1t", "2048"); a bare number is in ``default_unit``.
-
-    Raises ValueError on anything else.
-    """
-    match = _SIZE.match(text)
-    if not match:
-        raise ValueError(f"not a size: {text!r}")
-    number, unit = match.groups()
-    multiplier = _SIZE_UNITS.get((unit or default_unit).lower())
-    if multiplier is None:
-        raise ValueError(f"unknown size unit in {text!r}")
-    return int(float(number) * multiplier)
+    """Bytes in a Spark memory setting: a bare number is MiB, as Spark reads spark.*.memory. ValueError if garbage."""
+    return conf.parse_size(text, default_unit)
 
 
 def format_bytes(size: float) -> str:

@@ -15,6 +15,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from analyzer.appmodel.conf import is_local_master
+
 Int64Array = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]
 Float64Array = npt.NDArray[np.float64]
@@ -338,8 +340,8 @@ class SparkApp:
 
     @property
     def is_local(self) -> bool:
-        """Local mode: the driver runs every task and is the only executor."""
-        return self.master.startswith("local")
+        """Local mode: the driver runs every task and is the only executor (not ``local-cluster``)."""
+        return is_local_master(self.master)
 
     def stage_attempts(self) -> list[StageAttempt]:
         return [self.stages[k] for k in sorted(self.stages)]
@@ -352,7 +354,7 @@ class SparkApp:
         return [latest[s] for s in sorted(latest)]
 
     def task_executors(self) -> list[Executor]:
-        """Executors that ran tasks: the non-driver executors, or the driver alone in local mode."""
+        """Executors that can run tasks: every non-driver executor, or the driver alone when there is none."""
         execs = [e for e in self.executors.values() if not e.is_driver]
         if not execs and "driver" in self.executors:
             return [self.executors["driver"]]

@@ -37,7 +37,7 @@ def task_executors(app: SparkApp) -> list[Executor]:
 
 def local_mode(app: SparkApp) -> bool:
     """Local mode: the driver runs every task. local-cluster[...] has real executors, so it is not."""
-    return app.master.startswith("local") and not app.master.startswith("local-cluster")
+    return app.is_local
 
 
 def executors_counted(app: SparkApp) -> int:
