@@ -106,10 +106,14 @@ def ratio(numerator: float, denominator: float) -> float:
 
 
 def peak(executor: Executor, *names: str) -> int | None:
-    """The first of the named peak executor metrics that was logged (None when none was)."""
+    """The first of the named peak executor metrics that was sampled (None when none was).
+
+    Zero counts as not sampled: Spark logs all-zero executor metrics on task ends between polls, and a JVM
+    that ran tasks never truly peaks at zero heap.
+    """
     for name in names:
         value = executor.peak_metrics.get(name)
-        if value is not None:
+        if value is not None and value > 0:
             return int(value)
     return None
 

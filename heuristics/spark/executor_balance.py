@@ -60,8 +60,9 @@ class ExecutorBalance(Heuristic):
             sums = executor_sums(app, column)
             return np.array([sums[i] if i >= 0 else 0.0 for i in rows])
 
-        # (label, executor ids, values, values are bytes); heap peaks only for executors that logged one.
-        with_heap = [e for e in executors if "JVMHeapMemory" in e.peak_metrics]
+        # (label, executor ids, values, values are bytes); heap peaks only for executors that logged one. A zero
+        # heap peak is a metric that was never sampled (task-end metrics are zeros between polls), not a value.
+        with_heap = [e for e in executors if e.peak_metrics.get("JVMHeapMemory", 0) > 0]
         heap = np.array([e.peak_metrics["JVMHeapMemory"] for e in with_heap], dtype=np.float64)
         metrics: list[tuple[str, list[str], Floats, bool]] = [
             ("Peak JVM heap", [e.executor_id for e in with_heap], heap, True),
@@ -77,7 +78,7 @@ class ExecutorBalance(Heuristic):
         ]
         severity = Severity.NONE
         details: list[tuple[str, str]] = []
-        observed: dict[str, float | int | str] = {"executors": len(executors)}
+        observed: dict[str, float | int | str] = {"executors": len(executors), "spread": 0.0}
         involved: list[str] = []
         for label, metric_ids, values, is_bytes in metrics:
             if len(values) < cfg.min_executors:
@@ -93,6 +94,8 @@ class ExecutorBalance(Heuristic):
             observed[f"{key}_spread"] = spread
             note = " (too small to matter)" if small else f" ({metric_severity.label})"
             details.append((label, f"max {fmt(top)}, median {fmt(median)}, spread {format_ratio(spread)}{note}"))
+            if not small:
+                observed["spread"] = max(float(observed["spread"]), spread)  # the worst judged spread
             if metric_severity >= Severity.MODERATE:
                 involved.append(metric_ids[int(values.argmax())])
             severity = max(severity, metric_severity)
