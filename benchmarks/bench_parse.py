@@ -1,0 +1,145 @@
+"""Time Hindsight on one event log: parse (fetchers.spark_eventlog.read_apps) and analyze, in a fresh process.
+
+The child is ``python -c`` with nothing imported beforehand, so the wall time includes interpreter start-up
+and imports, as the History Server's includes JVM start-up. Throughput is uncompressed MB (10^6 bytes) per
+wall-clock second; peak RSS is the child's ru_maxrss (os.wait4). The analysis is
+``analyzer.pipeline.analyze(app, heuristics.load_suite())`` when the pipeline exists, else
+``load_suite().evaluate(app)``; it needs no database.
+
+    .venv/bin/python benchmarks/bench_parse.py LOG [--uncompressed-bytes N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import zstandard
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Runs in the child. Prints one JSON line with its own timings and what it read.
+CHILD = r"""
+import json, sys, time
+from pathlib import Path
+t0 = time.perf_counter()
+from fetchers.spark_eventlog import read_apps
+out = {"apps": [], "errors": []}
+try:
+    import heuristics
+    suite = heuristics.load_suite()
+except Exception as exc:
+    suite = None
+    out["errors"].append(f"heuristics: {type(exc).__name__}: {exc}")
+try:
+    from analyzer.pipeline import analyze
+except ImportError:
+    analyze = None
+out["import_seconds"] = time.perf_counter() - t0
+parse = analysis = 0.0
+t = time.perf_counter()
+for outcome in read_apps(Path(sys.argv[1])):
+    parse += time.perf_counter() - t
+    app = outcome.app
+    if app is None:
+        out["errors"].append(outcome.error)
+        t = time.perf_counter()
+        continue
+    t = time.perf_counter()
+    findings = None
+    if suite is not None:
+        try:
+            if analyze is not None:
+                report = analyze(app, suite)
+                findings = sum(1 for f in report.findings if getattr(f, "severity", 0))
+            else:
+                findings = sum(1 for r in suite.evaluate(app) if int(r.severity))
+        except Exception as exc:
+            out["errors"].append(f"analysis: {type(exc).__name__}: {exc}")
+    analysis += time.perf_counter() - t
+    out["apps"].append({
+        "app_id": app.app_id,
+        "status": str(app.status),
+        "partial": app.partial,
+        "jobs": len(app.jobs),
+        "stages": len(app.stages),
+        "tasks": sum(len(s.tasks) for s in app.stages.values()),
+        "executors": len(app.executors),
+        "events": app.stats.events,
+        "bytes_read": app.stats.bytes_read,
+        "malformed_lines": app.stats.malformed_lines,
+        "findings_with_severity": findings,
+        "warnings": app.warnings[:5],
+    })
+    t = time.perf_counter()
+out["parse_seconds"] = parse
+out["analysis_seconds"] = analysis
+out["analyzed_with"] = "analyzer.pipeline.analyze" if analyze else "heuristics.load_suite().evaluate"
+print(json.dumps(out))
+"""
+
+
+def uncompressed_size(log: Path) -> int:
+    """Bytes of event-log text; decompresses .zstd parts (streaming) to count them."""
+    parts = sorted(p for p in log.iterdir() if p.name.startswith("events_")) if log.is_dir() else [log]
+    total = 0
+    for part in parts:
+        if part.suffix == ".zstd":
+            with part.open("rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as reader:
+                while chunk := reader.read(1 << 24):
+                    total += len(chunk)
+        else:
+            total += part.stat().st_size
+    return total
+
+
+def bench(log: Path, uncompressed_bytes: int | None = None) -> dict[str, Any]:
+    size = uncompressed_bytes if uncompressed_bytes is not None else uncompressed_size(log)
+    env = os.environ | {"PYTHONPATH": str(REPO)}
+    # Output goes to files, not pipes: the parent must not reap the child (wait4 below needs to).
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.monotonic()
+        process = subprocess.Popen([sys.executable, "-c", CHILD, str(log)], cwd=REPO, env=env, stdout=out, stderr=err)
+        # wait4 gives this child's own rusage (RUSAGE_CHILDREN would be the max over every child so far).
+        _pid, status, usage = os.wait4(process.pid, 0)
+        wall = time.monotonic() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    result: dict[str, Any] = {
+        "log": str(log),
+        "uncompressed_bytes": size,
+        "compressed_bytes": sum(p.stat().st_size for p in log.rglob("*")) if log.is_dir() else log.stat().st_size,
+        "wall_seconds": round(wall, 2),
+        "mb_per_second": round(size / 1e6 / wall, 1),
+        "peak_rss_bytes": usage.ru_maxrss * 1024,  # Linux reports KiB
+        "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
+        "exit_code": process.returncode,
+    }
+    if process.returncode != 0:
+        result["stderr_tail"] = stderr.decode(errors="replace")[-2000:]
+        return result
+    child = json.loads(stdout.decode().strip().splitlines()[-1])
+    for key in ("import_seconds", "parse_seconds", "analysis_seconds"):
+        child[key] = round(child[key], 2)
+    return result | child
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("log", type=Path)
+    parser.add_argument("--uncompressed-bytes", type=int, help="skip counting (e.g. the size of the plain copy)")
+    args = parser.parse_args()
+    print(json.dumps(bench(args.log.resolve(), args.uncompressed_bytes), indent=2))
+
+
+if __name__ == "__main__":
+    main()
