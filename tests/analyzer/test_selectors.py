@@ -3,41 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 from typing import Any
 
 import pytest
+from factories import NOW, add_finding, make_app
 
 from analyzer import selectors
-from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicDetail, HeuristicResult, Severity, StageSummary
+from analyzer.models import AnalyzedApp, ExecutorSummary, Severity, StageSummary
 
 pytestmark = pytest.mark.django_db
-
-NOW = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
-_serial = itertools.count(1)
-
-
-def make_app(**fields: Any) -> AnalyzedApp:
-    n = next(_serial)
-    values: dict[str, Any] = {
-        "source": f"/logs/app-{n}",
-        "app_id": f"application_1700000000000_{n:04d}",
-        "name": f"job {n}",
-        "user": "alice",
-        "status": "SUCCEEDED",
-        "end_time": NOW - dt.timedelta(minutes=n),
-    }
-    values.update(fields)
-    return AnalyzedApp.objects.create(**values)
-
-
-def add_finding(app: AnalyzedApp, code: str, severity: int, position: int = 0, details: int = 2) -> HeuristicResult:
-    result = HeuristicResult.objects.create(
-        app=app, code=code, name=code.title(), severity=severity, position=position, score=severity * 3
-    )
-    for i in range(details):
-        HeuristicDetail.objects.create(result=result, position=i, name=f"detail {i}", value=str(i))
-    return result
 
 
 def ids(apps: Any) -> list[str]:

@@ -3,42 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 import re
-from typing import Any
 
 import pytest
 from django.test import Client
+from factories import NOW, add_finding, make_app
 
-from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicDetail, HeuristicResult, Severity, StageSummary
+from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicDetail, Severity, StageSummary
 
 pytestmark = pytest.mark.django_db
-
-NOW = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
-_serial = itertools.count(1)
-
-
-def make_app(**fields: Any) -> AnalyzedApp:
-    n = next(_serial)
-    values: dict[str, Any] = {
-        "source": f"/logs/app-{n}",
-        "app_id": f"application_1700000000000_{n:04d}",
-        "name": f"job {n}",
-        "user": "alice",
-        "status": "SUCCEEDED",
-        "spark_version": "4.1.1",
-        "start_time": NOW - dt.timedelta(minutes=n, hours=1),
-        "end_time": NOW - dt.timedelta(minutes=n),
-        "runtime_ms": 3_600_000,
-    }
-    values.update(fields)
-    return AnalyzedApp.objects.create(**values)
-
-
-def add_finding(app: AnalyzedApp, code: str, severity: int, position: int = 0, **fields: Any) -> HeuristicResult:
-    values: dict[str, Any] = {"name": code.replace(".", " ").replace("_", " ").title(), "score": severity * 4}
-    values.update(fields)
-    return HeuristicResult.objects.create(app=app, code=code, severity=severity, position=position, **values)
 
 
 def page(client: Client, url: str) -> str:
