@@ -8,7 +8,6 @@ per-executor summaries. Re-analyzing the same (source, app id, attempt) updates 
 from __future__ import annotations
 
 from django.db import models
-from django.db.models import F
 
 
 class Severity(models.IntegerChoices):
@@ -60,8 +59,9 @@ class AnalyzedApp(models.Model):
             models.UniqueConstraint(fields=["source", "app_id", "attempt_id"], name="uniq_app_attempt_per_source"),
         ]
         indexes = [
-            # The app list's order: newest end first, apps without an end (incomplete logs) last.
-            models.Index(F("end_time").desc(nulls_last=True), F("id").desc(), name="app_end_idx"),
+            # The app list orders newest end first with apps that never ended last; the PostgreSQL index for that
+            # order (NULLS LAST, which SQLite cannot index) is created in migration 0002.
+            models.Index(fields=["-end_time"], name="app_end_idx"),
             models.Index(fields=["user", "-end_time"], name="app_user_end_idx"),
             models.Index(fields=["severity", "-end_time"], name="app_severity_end_idx"),
             models.Index(fields=["app_id"], name="app_id_idx"),
