@@ -12,6 +12,7 @@ from django.db import DatabaseError
 from django.test import override_settings
 
 from analyzer.models import AnalyzedApp, HeuristicResult, StageSummary
+from fetchers.eventlog import find_event_logs
 from fetchers.spark_eventlog import read_apps
 
 SPARK_4_LOGS = "spark-generated/spark-4.1.1/event-logs"
@@ -200,3 +201,25 @@ def test_a_truncated_log_is_analyzed_as_partial_and_exits_0(refdata: Path) -> No
     assert record["end_ms"] is None
     assert record["metrics"]["end_basis"] == "last_event"
     assert record["warnings"]
+
+
+BROKEN_LOGS = {  # file name -> why it is broken; each must come out partial or with a warning
+    "truncated_eventlog": "cut off before ApplicationEnd",
+    "malformed_json_eventlog.zstd": "one unparsable line",
+    "db_subExecution_id.zstd": "Databricks log without LogStart and ApplicationEnd",
+}
+
+
+def test_every_reference_log_is_analyzed_and_broken_ones_say_so(refdata: Path) -> None:
+    folders = [refdata / "spark", refdata / "spark-generated", refdata / "spark-rapids-tools"]
+
+    code, stdout, stderr = run("--no-store", "--format", "json", *map(str, folders))
+
+    assert (code, stderr) == (0, "")
+    records = json_lines(stdout)
+    assert len(records) == sum(len(find_event_logs(folder)[0]) for folder in folders)  # one per log found
+    assert all(r["severity"] in {"NONE", "LOW", "MODERATE", "SEVERE", "CRITICAL"} for r in records)
+    for name, why in BROKEN_LOGS.items():
+        matching = [r for r in records if Path(r["source"]).name == name]
+        assert matching, name
+        assert all(r["partial"] or r["warnings"] for r in matching), why
