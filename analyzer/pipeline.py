@@ -173,11 +173,16 @@ def analyze(app: SparkApp, suite: HeuristicSuite) -> AnalysisReport:
     metrics = attempt("metrics", lambda: compute_metrics(app), None)
     if metrics is not None:
         warnings.extend(f"metrics: {note}" for note in metrics.notes)
-    results = attempt("heuristics", lambda: suite.evaluate(app), [])
+    no_results: list[heuristics.HeuristicResult] = []
+    results = attempt("heuristics", lambda: suite.evaluate(app), no_results)
     kept = _first_per_code(results, warnings)
     findings = tuple(finding for _result, finding in kept)
-    stage_rows = attempt("stage summaries", lambda: tuple(summaries.stage_rows(app)), ())
-    executor_rows = attempt("executor summaries", lambda: tuple(summaries.executor_rows(app)), ())
+    stage_rows: tuple[summaries.StageRow, ...] = attempt(
+        "stage summaries", lambda: tuple(summaries.stage_rows(app)), ()
+    )
+    executor_rows: tuple[summaries.ExecutorRow, ...] = attempt(
+        "executor summaries", lambda: tuple(summaries.executor_rows(app)), ()
+    )
 
     return AnalysisReport(
         source=app.source,

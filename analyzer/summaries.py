@@ -176,32 +176,32 @@ def executor_rows(app: SparkApp) -> list[ExecutorRow]:
         np.add.at(shuffle_write, executor[counted], tasks.shuffle_write_bytes[counted])
     position = {executor_id: i for i, executor_id in enumerate(app.executor_ids)}
     rows = []
-    for executor in app.executors.values():
-        i = position.get(executor.executor_id)
+    for executor_info in app.executors.values():
+        i = position.get(executor_info.executor_id)
 
         def total(values: npt.NDArray[np.int64], i: int | None = i) -> int:
             return int(values[i]) if i is not None else 0
 
         duration_ms, gc_ms = total(duration), total(gc)
-        if executor.is_driver and app.duration_ms is not None:
-            duration_ms, gc_ms = app.duration_ms, executor.peak_metrics.get("TotalGCTime", 0)
+        if executor_info.is_driver and app.duration_ms is not None:
+            duration_ms, gc_ms = app.duration_ms, executor_info.peak_metrics.get("TotalGCTime", 0)
         rows.append(
             ExecutorRow(
-                executor_id=executor.executor_id,
-                host=executor.host,
-                cores=executor.cores,
-                added_ms=executor.added_ms,
-                removed_ms=executor.removed_ms,
-                removed_reason=executor.removed_reason,
-                max_memory=executor.max_memory,
-                total_tasks=executor.started_tasks,
+                executor_id=executor_info.executor_id,
+                host=executor_info.host,
+                cores=executor_info.cores,
+                added_ms=executor_info.added_ms,
+                removed_ms=executor_info.removed_ms,
+                removed_reason=executor_info.removed_reason,
+                max_memory=executor_info.max_memory,
+                total_tasks=executor_info.started_tasks,
                 failed_tasks=total(failed),
                 total_duration_ms=duration_ms,
                 total_gc_time_ms=gc_ms,
                 total_input_bytes=total(input_bytes),
                 total_shuffle_read=total(shuffle_read),
                 total_shuffle_write=total(shuffle_write),
-                peak_metrics=dict(executor.peak_metrics),
+                peak_metrics=dict(executor_info.peak_metrics),
             )
         )
     return rows

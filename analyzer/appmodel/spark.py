@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -148,7 +148,7 @@ class TaskColumns:
 
     @classmethod
     def empty(cls) -> TaskColumns:
-        return cls(**{name: np.zeros(0, dtype=dtype) for name, dtype in TASK_COLUMNS})
+        return cls.from_columns({})
 
     @classmethod
     def from_columns(cls, columns: dict[str, object], failure_reasons: dict[int, str] | None = None) -> TaskColumns:
@@ -160,7 +160,7 @@ class TaskColumns:
         unknown = set(columns) - {name for name, _ in TASK_COLUMNS}
         if unknown:
             raise ValueError(f"unknown task columns: {sorted(unknown)}")
-        arrays = {
+        arrays: dict[str, Any] = {
             name: np.asarray(columns[name], dtype=dtype) if name in columns else np.zeros(n, dtype=dtype)
             for name, dtype in TASK_COLUMNS
         }
