@@ -227,7 +227,11 @@ def _first_per_code(
 
 
 def plain(value: Any) -> Any:
-    """``value`` as JSON-ready builtins: numpy to Python, tuples to lists, NaN and infinities to None."""
+    """``value`` as JSON-ready builtins: numpy to Python, tuples to lists, NaN to None.
+
+    Infinities become the strings "inf" / "-inf" (JSON has no infinity): an infinite max/median ratio is a
+    finding, not a missing value.
+    """
     if value is None or isinstance(value, bool | str):
         return str(value) if isinstance(value, enum.Enum) and isinstance(value, str) else value
     if isinstance(value, enum.Enum):
@@ -235,7 +239,9 @@ def plain(value: Any) -> Any:
     if isinstance(value, int | np.integer):
         return int(value)
     if isinstance(value, float | np.floating):
-        return float(value) if math.isfinite(value) else None
+        if math.isnan(value):
+            return None
+        return float(value) if math.isfinite(value) else ("inf" if value > 0 else "-inf")
     if isinstance(value, np.bool_):
         return bool(value)
     if isinstance(value, Mapping):

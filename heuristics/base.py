@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import msgspec
+import numpy as np
+import numpy.typing as npt
 
 from heuristics.severity import Severity, Thresholds
 
 HELP_SECTIONS: tuple[str, ...] = ("What it measures", "Why it matters", "What to change")
+
+Observed = dict[str, float | int | str]
 
 
 class ConfigError(ValueError):
@@ -30,7 +35,7 @@ class HeuristicResult:
     score: int
     details: list[tuple[str, str]]  # the report's details table, human-formatted values
     advice: str  # one line, what to change; "" when severity is NONE
-    observed: dict[str, float | int | str]  # raw observed values
+    observed: dict[str, float | int | str]  # raw observed values; under a four-level threshold key, the worst judged
     thresholds: dict[str, object]  # the config values applied
     stages: list[tuple[int, int]]  # stage attempts involved
     executors: list[str]  # executor ids involved
@@ -75,6 +80,39 @@ class Heuristic:
     def evaluate(self, app: Any) -> HeuristicResult:
         raise NotImplementedError
 
+    def judge(self, observed: Observed, key: str, value: float) -> Severity:
+        """The severity of ``value`` against the four-level thresholds ``key``.
+
+        Keeps the worst value judged under ``observed[key]``, so the report shows what the thresholds met.
+        NaN means not judged: NONE, and nothing is recorded.
+        """
+        thresholds = self._thresholds(key)
+        if not math.isnan(value):
+            self._keep_worst(observed, key, thresholds, value if isinstance(value, int) else float(value))
+        return thresholds.severity_of(value)
+
+    def judge_each(self, observed: Observed, key: str, values: npt.ArrayLike) -> npt.NDArray[np.int8]:
+        """``judge`` over an array (one value per stage, executor, ...); NaN entries are not judged."""
+        thresholds = self._thresholds(key)
+        array = np.asarray(values, dtype=np.float64)
+        judged = array[~np.isnan(array)]
+        if judged.size:
+            self._keep_worst(observed, key, thresholds, float(judged.max() if thresholds.ascending else judged.min()))
+        return thresholds.severities_of(array)
+
+    def _thresholds(self, key: str) -> Thresholds:
+        thresholds = getattr(self.config, key, None)
+        if not isinstance(thresholds, Thresholds):
+            raise TypeError(f"{self.code}: {key} is not a four-level threshold setting")
+        return thresholds
+
+    @staticmethod
+    def _keep_worst(observed: Observed, key: str, thresholds: Thresholds, value: float) -> None:
+        before = observed.get(key)
+        if isinstance(before, int | float) and (before >= value if thresholds.ascending else before <= value):
+            return
+        observed[key] = value
+
     def result(
         self,
         severity: Severity,
@@ -82,7 +120,7 @@ class Heuristic:
         counted: int,
         details: Sequence[tuple[str, str]],
         advice: str = "",
-        observed: dict[str, float | int | str] | None = None,
+        observed: Observed | None = None,
         stages: Iterable[tuple[int, int]] = (),
         executors: Iterable[str] = (),
     ) -> HeuristicResult:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from analyzer.appmodel.spark import SparkApp
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import (
@@ -74,7 +74,7 @@ class Configuration(Heuristic):
         cfg = self.config
         warnings: list[tuple[str, str]] = []
         checks: list[tuple[str, str, Severity, str]] = []  # (property, shown value, severity, advice)
-        observed: dict[str, float | int | str] = {}
+        observed: Observed = {}
 
         serializer = app.environment.spark("spark.serializer") or ""
         observed["spark.serializer"] = serializer
@@ -106,7 +106,7 @@ class Configuration(Heuristic):
         self,
         app: SparkApp,
         checks: list[tuple[str, str, Severity, str]],
-        observed: dict[str, float | int | str],
+        observed: Observed,
         warnings: list[tuple[str, str]],
     ) -> None:
         cfg = self.config
@@ -157,25 +157,26 @@ class Configuration(Heuristic):
         self,
         app: SparkApp,
         checks: list[tuple[str, str, Severity, str]],
-        observed: dict[str, float | int | str],
+        observed: Observed,
         warnings: list[tuple[str, str]],
     ) -> None:
         cfg = self.config
-        sizes: list[tuple[str, int | None, Ascending]] = [
-            ("spark.executor.memory", conf_bytes(app, "spark.executor.memory", warnings), cfg.executor_memory_gib),
-            ("spark.driver.memory", conf_bytes(app, "spark.driver.memory", warnings), cfg.driver_memory_gib),
-            (*overhead_bytes(app, "executor", warnings), cfg.memory_overhead_gib),
-            (*overhead_bytes(app, "driver", warnings), cfg.memory_overhead_gib),
+        sizes: list[tuple[str, int | None, str]] = [  # (property, bytes, threshold key)
+            ("spark.executor.memory", conf_bytes(app, "spark.executor.memory", warnings), "executor_memory_gib"),
+            ("spark.driver.memory", conf_bytes(app, "spark.driver.memory", warnings), "driver_memory_gib"),
+            (*overhead_bytes(app, "executor", warnings), "memory_overhead_gib"),
+            (*overhead_bytes(app, "driver", warnings), "memory_overhead_gib"),
         ]
-        for key, value, thresholds in sizes:
+        for key, value, threshold_key in sizes:
             if value is None:
                 continue
             observed[key] = value
-            severity = thresholds.severity_of(value / GIB)
-            checks.append((key, format_bytes(value), severity, f"lower {key} below {thresholds.low:g} GiB"))
+            severity = self.judge(observed, threshold_key, value / GIB)
+            low = getattr(cfg, threshold_key).low
+            checks.append((key, format_bytes(value), severity, f"lower {key} below {low:g} GiB"))
         cores = conf_int(app, "spark.executor.cores", warnings)
         if cores is not None:
             observed["spark.executor.cores"] = cores
-            severity = cfg.executor_cores.severity_of(cores)
+            severity = self.judge(observed, "executor_cores", cores)
             limit = f"{cfg.executor_cores.low:g}"
             checks.append(("spark.executor.cores", str(cores), severity, f"use fewer than {limit} executor cores"))

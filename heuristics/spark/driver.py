@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from analyzer.appmodel.spark import SparkApp
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import MIN_MS, NO_EXECUTOR_METRICS, SPARK, conf_bytes, conf_int, local_mode, peak
@@ -52,21 +52,21 @@ class Driver(Heuristic):
         cfg = self.config
         warnings: list[tuple[str, str]] = []
         checks: list[tuple[str, str, Severity]] = []
-        observed: dict[str, float | int | str] = {}
+        observed: Observed = {}
         memory = conf_bytes(app, "spark.driver.memory", warnings)
         if not local_mode(app):
             cores = conf_int(app, "spark.driver.cores", warnings)
             if cores is not None:
-                observed["driver_cores"] = cores
-                checks.append(("spark.driver.cores", str(cores), cfg.driver_cores.severity_of(cores)))
+                checks.append(("spark.driver.cores", str(cores), self.judge(observed, "driver_cores", cores)))
             if memory is not None:
                 observed["driver_memory"] = memory
-                sev = cfg.driver_memory_gib.severity_of(memory / GIB)
+                sev = self.judge(observed, "driver_memory_gib", memory / GIB)
                 checks.append(("spark.driver.memory", format_bytes(memory), sev))
             key, overhead = overhead_bytes(app, "driver", warnings)
             if overhead is not None:
                 observed["driver_memory_overhead"] = overhead
-                checks.append((key, format_bytes(overhead), cfg.memory_overhead_gib.severity_of(overhead / GIB)))
+                sev = self.judge(observed, "memory_overhead_gib", overhead / GIB)
+                checks.append((key, format_bytes(overhead), sev))
 
         driver = app.executors.get("driver")
         duration = app.duration_ms
@@ -75,16 +75,14 @@ class Driver(Heuristic):
         if gc is not None and long_enough:
             share = gc / duration
             observed["driver_gc_ratio"] = share
-            checks.append(
-                ("Driver GC", f"{format_duration(gc)} = {format_percent(share)}", cfg.gc_ratio.severity_of(share))
-            )
+            sev = self.judge(observed, "gc_ratio", share)
+            checks.append(("Driver GC", f"{format_duration(gc)} = {format_percent(share)}", sev))
         heap = peak(driver, "JVMHeapMemory") if driver else None
         effective_memory = memory or GIB  # Spark's default driver memory is 1g
         if heap is not None and long_enough and effective_memory > cfg.min_driver_memory_gib * GIB:
             allocated_to_peak = effective_memory / max(heap + cfg.reserve_mib * MIB, 1)
             observed["driver_heap_peak"] = heap
-            observed["allocated_to_peak"] = allocated_to_peak
-            sev = cfg.allocated_to_peak.severity_of(allocated_to_peak)
+            sev = self.judge(observed, "allocated_to_peak", allocated_to_peak)
             checks.append(
                 ("Driver heap peak", f"{format_bytes(heap)}, allocated/peak {format_ratio(allocated_to_peak)}", sev)
             )

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 
 from analyzer.appmodel.spark import SparkApp
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import MIN_MS, SPARK, executor_sums, task_executors
@@ -78,7 +78,7 @@ class ExecutorBalance(Heuristic):
         ]
         severity = Severity.NONE
         details: list[tuple[str, str]] = []
-        observed: dict[str, float | int | str] = {"executors": len(executors), "spread": 0.0}
+        observed: Observed = {"executors": len(executors)}
         involved: list[str] = []
         for label, metric_ids, values, is_bytes in metrics:
             if len(values) < cfg.min_executors:
@@ -88,14 +88,12 @@ class ExecutorBalance(Heuristic):
             fmt = format_bytes if is_bytes else format_duration
             small = top < (cfg.min_max_bytes_mib * MIB if is_bytes else cfg.min_max_time_min * MIN_MS)
             spread = float("inf") if median == 0 else top / median
-            metric_severity = Severity.NONE if small else cfg.spread.severity_of(spread)
+            metric_severity = Severity.NONE if small else self.judge(observed, "spread", spread)
             key = label.lower().replace(" ", "_")
             observed[f"{key}_max"], observed[f"{key}_median"] = top, median
             observed[f"{key}_spread"] = spread
             note = " (too small to matter)" if small else f" ({metric_severity.label})"
             details.append((label, f"max {fmt(top)}, median {fmt(median)}, spread {format_ratio(spread)}{note}"))
-            if not small:
-                observed["spread"] = max(float(observed["spread"]), spread)  # the worst judged spread
             if metric_severity >= Severity.MODERATE:
                 involved.append(metric_ids[int(values.argmax())])
             severity = max(severity, metric_severity)

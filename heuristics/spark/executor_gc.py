@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 
 from analyzer.appmodel.spark import SparkApp
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import MIN_MS, SPARK, executor_sums, executors_counted, ratio
@@ -54,7 +54,7 @@ class ExecutorGc(Heuristic):
         gc_ms = table.sum(table.column("jvm_gc_time_ms"), done)
         total_gc, total_ms = int(gc_ms.sum()), int(task_ms.sum())
         app_ratio = ratio(total_gc, total_ms)
-        observed: dict[str, float | int | str] = {"gc_ms": total_gc, "task_ms": total_ms, "gc_ratio": app_ratio}
+        observed: Observed = {"gc_ms": total_gc, "task_ms": total_ms, "app_gc_ratio": app_ratio}
         details = [
             ("GC time", format_duration(total_gc)),
             ("Task time", format_duration(total_ms)),
@@ -67,8 +67,8 @@ class ExecutorGc(Heuristic):
         judged = task_ms >= max(cfg.min_stage_task_time_min * MIN_MS, 1)
         with np.errstate(divide="ignore", invalid="ignore"):
             shares = np.where(judged, gc_ms / task_ms, np.nan)
-        stage_severity = cfg.gc_ratio.severities_of(shares)
-        severity = max(cfg.gc_ratio.severity_of(app_ratio), Severity(int(stage_severity.max(initial=0))))
+        stage_severity = self.judge_each(observed, "gc_ratio", shares)
+        severity = max(self.judge(observed, "gc_ratio", app_ratio), Severity(int(stage_severity.max(initial=0))))
         flagged = sorted(np.flatnonzero(stage_severity >= Severity.LOW).tolist(), key=lambda i: -shares[i])
         for i in flagged[:5]:
             stage = table.stages[i]

@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 
 from analyzer.appmodel.spark import Executor, SparkApp
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending
 from heuristics.spark.common import MIN_MS, SPARK, conf_int, executors_counted, task_executors
@@ -72,7 +72,8 @@ class IdleCores(Heuristic):
         task_cpus = conf_int(app, "spark.task.cpus", warnings) or 1
         used = float(table.column("duration_ms")[finish > 0].sum()) * task_cpus
         idle = max(0.0, (available - used) / available)
-        severity = self.config.idle_share.severity_of(idle)
+        observed: Observed = {"available_core_ms": available, "task_core_ms": used}
+        severity = self.judge(observed, "idle_share", idle)
         details = [
             ("Core time available", format_duration(available)),
             ("Core time in tasks", format_duration(used)),
@@ -85,7 +86,7 @@ class IdleCores(Heuristic):
             counted=executors_counted(app),
             details=details + warnings,
             advice="Release idle executors (dynamic allocation, short idle timeout) or use fewer, smaller ones.",
-            observed={"available_core_ms": available, "task_core_ms": used, "idle_share": idle},
+            observed=observed,
         )
 
     @staticmethod

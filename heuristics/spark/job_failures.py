@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from analyzer.appmodel.spark import JobStatus, SparkApp
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import SPARK, ratio
@@ -47,13 +47,9 @@ class JobFailures(Heuristic):
             return self.no_finding(("Note", "no finished jobs in the log"))
         failed_jobs = [j for j in finished if j.status == JobStatus.FAILED]
         job_rate = ratio(len(failed_jobs), len(finished))
-        severity = cfg.job_failure_rate.severity_of(job_rate)
         details = [("Failed jobs", f"{len(failed_jobs)} of {len(finished)} ({format_percent(job_rate)})")]
-        observed: dict[str, float | int | str] = {
-            "jobs": len(finished),
-            "failed_jobs": len(failed_jobs),
-            "job_failure_rate": job_rate,
-        }
+        observed: Observed = {"jobs": len(finished), "failed_jobs": len(failed_jobs)}
+        severity = self.judge(observed, "job_failure_rate", job_rate)
 
         outcomes = task_outcomes_by_stage(app)
         flagged: list[tuple[Severity, int, float, int, int]] = []  # (severity, job id, rate, failed, tasks)
@@ -66,7 +62,7 @@ class JobFailures(Heuristic):
             task_rate = ratio(failed, tasks)
             job_severity = Severity.NONE
             if tasks >= cfg.min_job_tasks:
-                job_severity = cfg.task_failure_rate.severity_of(task_rate)
+                job_severity = self.judge(observed, "task_failure_rate", task_rate)
                 worst_task_rate = max(worst_task_rate, task_rate)
             if job_severity >= Severity.MODERATE or job.status == JobStatus.FAILED:
                 counted += tasks

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from analyzer.appmodel.spark import SparkApp
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import (
@@ -67,7 +67,8 @@ class JvmMemory(Heuristic):
         top_executor = max(peaks, key=lambda e: peaks[e])
         top = peaks[top_executor]
         allocated_to_peak = memory / max(top + cfg.reserve_mib * MIB, 1)
-        severity = cfg.allocated_to_peak.severity_of(allocated_to_peak)
+        observed: Observed = {"memory": memory, "max_heap_peak": top}
+        severity = self.judge(observed, "allocated_to_peak", allocated_to_peak)
         suggested = int(top * cfg.suggested_headroom)
         details += [
             ("Highest heap peak", f"{format_bytes(top)} on executor {top_executor}"),
@@ -79,6 +80,6 @@ class JvmMemory(Heuristic):
             counted=len(executors),
             details=details + warnings,
             advice=f"Lower {key} to about {format_bytes(suggested)}.",
-            observed={"memory": memory, "max_heap_peak": top, "allocated_to_peak": allocated_to_peak},
+            observed=observed,
             executors=[top_executor] if severity >= Severity.MODERATE else [],
         )

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 
 from analyzer.appmodel.spark import SparkApp
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import SPARK
@@ -46,7 +46,8 @@ class LargePartition(Heuristic):
         table = task_table(app)
         per_kind = np.vstack([table.max(table.column(column)) for column in KINDS.values()])  # kinds x stages
         stage_max = per_kind.max(axis=0, initial=0) if per_kind.size else np.zeros(0)
-        stage_severity = thresholds.severities_of(stage_max / GIB)
+        observed: Observed = {"largest_task_bytes": int(stage_max.max(initial=0))}
+        stage_severity = self.judge_each(observed, "task_data_gib", stage_max / GIB)
         severity = Severity(int(stage_severity.max(initial=0)))
         per_task = np.maximum.reduce([table.column(column) for column in KINDS.values()])
         counted = int((per_task >= thresholds.moderate * GIB).sum()) if severity >= Severity.MODERATE else 0
@@ -65,6 +66,6 @@ class LargePartition(Heuristic):
             counted=counted,
             details=details,
             advice="Use more partitions so no task reads or shuffles more than about 1 GiB.",
-            observed={"largest_task_bytes": int(stage_max.max(initial=0))},
+            observed=observed,
             stages=[table.stages[i].key for i in flagged],
         )

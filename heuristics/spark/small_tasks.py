@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 
 from analyzer.appmodel.spark import SparkApp, TaskStatus
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Descending, Severity
 from heuristics.spark.common import SPARK, stage_tasks_counted
@@ -52,6 +52,11 @@ class SmallTasks(Heuristic):
             cfg.median_task_s.severities_of(median_ms / 1000), cfg.num_tasks.severities_of(counts)
         )
         severity = Severity(int(stage_severity.max(initial=0)))
+        observed: Observed = {}
+        worst = int(np.lexsort((-counts, -stage_severity))[0]) if len(counts) else -1  # most tasks among equals
+        if worst >= 0 and counts[worst] > 0:
+            # Both measures of the stage that decided: its severity is the lesser of the two.
+            observed.update(median_task_s=float(median_ms[worst] / 1000), num_tasks=int(counts[worst]))
         flagged = [int(i) for i in np.flatnonzero(stage_severity >= Severity.LOW)]
         flagged.sort(key=lambda i: (-stage_severity[i], -counts[i]))
         details = [
@@ -69,6 +74,7 @@ class SmallTasks(Heuristic):
             observed={
                 "stages_with_small_tasks": len(flagged),
                 "min_median_task_ms": float(min((median_ms[i] for i in flagged), default=0)),
+                **observed,
             },
             stages=[table.stages[i].key for i in flagged],
         )

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 
 from analyzer.appmodel.spark import SparkApp
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import SPARK, stage_tasks_counted
@@ -55,7 +55,11 @@ class Spill(Heuristic):
         judged = spilled >= max(cfg.min_stage_spill_mib * MIB, 1)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratios = np.where(judged, np.where(processed > 0, spilled / processed, np.inf), np.nan)
-        levels = cfg.spill_ratio.severities_of(ratios)
+        observed: Observed = {
+            "memory_bytes_spilled": int(spilled.sum()),
+            "max_spill_ratio": float(ratios[judged].max(initial=0)),
+        }
+        levels = self.judge_each(observed, "spill_ratio", ratios)
         severity = Severity(int(levels.max(initial=0)))
         flagged = sorted(np.flatnonzero(levels >= Severity.LOW).tolist(), key=lambda i: (-levels[i], -spilled[i]))
         details = [("Spilled from memory", format_bytes(float(spilled.sum())))]
@@ -72,9 +76,6 @@ class Spill(Heuristic):
             counted=sum(stage_tasks_counted(table.stages[i]) for i in flagged if levels[i] >= Severity.MODERATE),
             details=details,
             advice="Use more partitions or more memory per core (spark.executor.memory / spark.executor.cores).",
-            observed={
-                "memory_bytes_spilled": int(spilled.sum()),
-                "max_spill_ratio": float(ratios[judged].max(initial=0)),
-            },
+            observed=observed,
             stages=[table.stages[i].key for i in flagged],
         )

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from analyzer.appmodel.spark import SparkApp, StageStatus
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import SPARK, ratio, stage_tasks_counted
@@ -48,13 +48,9 @@ class StageFailures(Heuristic):
             return self.no_finding(("Note", "no completed or failed stages in the log"))
         failed = [s for s in ended if s.status == StageStatus.FAILED]
         stage_rate = ratio(len(failed), len(ended))
-        severity = cfg.stage_failure_rate.severity_of(stage_rate)
         details = [("Failed stage attempts", f"{len(failed)} of {len(ended)} ({format_percent(stage_rate)})")]
-        observed: dict[str, float | int | str] = {
-            "stage_attempts": len(ended),
-            "failed_stage_attempts": len(failed),
-            "stage_failure_rate": stage_rate,
-        }
+        observed: Observed = {"stage_attempts": len(ended), "failed_stage_attempts": len(failed)}
+        severity = self.judge(observed, "stage_failure_rate", stage_rate)
         flagged = []
         worst = 0.0
         succeeded, failed_tasks_by_attempt = task_outcomes_by_stage_attempt(app)
@@ -66,7 +62,7 @@ class StageFailures(Heuristic):
                 continue
             task_rate = failed_tasks / attempts
             worst = max(worst, task_rate)
-            stage_severity = cfg.task_failure_rate.severity_of(task_rate)
+            stage_severity = self.judge(observed, "task_failure_rate", task_rate)
             if stage_severity >= Severity.LOW:
                 flagged.append((stage_severity, stage, task_rate, failed_tasks, attempts))
             severity = max(severity, stage_severity)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 
 from analyzer.appmodel.spark import SparkApp
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import MIN_MS, SPARK, stage_tasks_counted
@@ -43,15 +43,15 @@ class StageRuntime(Heuristic):
         stage_runtime_min: Ascending
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
-        cfg = self.config
         table = task_table(app)
         walls = table.wall_ms()
         known = np.isfinite(walls)
         if not known.any():
             return self.no_finding(("Note", "no stage with a known duration"))
-        levels = cfg.stage_runtime_min.severities_of(np.where(known, walls / MIN_MS, np.nan))
-        severity = Severity(int(levels.max()))
         longest = float(walls[known].max())
+        observed: Observed = {"longest_stage_ms": int(longest), "stages_judged": int(known.sum())}
+        levels = self.judge_each(observed, "stage_runtime_min", np.where(known, walls / MIN_MS, np.nan))
+        severity = Severity(int(levels.max()))
         details = [("Longest stage", format_duration(longest))]
         flagged = sorted(np.flatnonzero(levels >= Severity.LOW).tolist(), key=lambda i: -walls[i])
         for i in flagged[:5]:
@@ -63,6 +63,6 @@ class StageRuntime(Heuristic):
             counted=sum(stage_tasks_counted(table.stages[i]) for i in flagged if levels[i] >= Severity.MODERATE),
             details=details,
             advice="Split long stages over more partitions or executors; check skew and spill for them.",
-            observed={"longest_stage_ms": int(longest), "stages_judged": int(known.sum())},
+            observed=observed,
             stages=[table.stages[i].key for i in flagged],
         )

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 
 from analyzer.appmodel.spark import SparkApp, TaskStatus
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import SPARK, stage_tasks_counted
@@ -69,8 +69,12 @@ class TaskSkew(Heuristic):
         holds_stage_up = ~(time_max < cfg.min_max_task_share_of_stage * walls)  # unknown wall time: judged
         time_judged = enough & (time_max >= cfg.min_max_task_duration_s * 1000) & holds_stage_up
         read_judged = enough & (read_max >= cfg.min_max_task_read_mib * MIB)
-        time_severity = np.where(time_judged, cfg.max_to_median.severities_of(time_ratio), 0)
-        read_severity = np.where(read_judged, cfg.max_to_median.severities_of(read_ratio), 0)
+        observed: Observed = {
+            "max_time_skew": float(time_ratio[time_judged].max(initial=0)),
+            "max_read_skew": float(read_ratio[read_judged].max(initial=0)),
+        }
+        time_severity = self.judge_each(observed, "max_to_median", np.where(time_judged, time_ratio, np.nan))
+        read_severity = self.judge_each(observed, "max_to_median", np.where(read_judged, read_ratio, np.nan))
         stage_severity = np.maximum(time_severity, read_severity)
         severity = Severity(int(stage_severity.max(initial=0)))
 
@@ -99,10 +103,6 @@ class TaskSkew(Heuristic):
             counted=sum(stage_tasks_counted(table.stages[i]) for i in flagged if stage_severity[i] >= 2),
             details=details,
             advice="Spread hot keys (salting or AQE skew join) or repartition on a better-distributed key.",
-            observed={
-                "max_time_skew": float(time_ratio[time_judged].max(initial=0)),
-                "max_read_skew": float(read_ratio[read_judged].max(initial=0)),
-                "skewed_stages": len(flagged),
-            },
+            observed=observed | {"skewed_stages": len(flagged)},
             stages=[table.stages[i].key for i in flagged],
         )

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from analyzer.appmodel.spark import Executor, SparkApp
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Descending, Severity
 from heuristics.spark.common import (
@@ -85,7 +85,8 @@ class UnifiedMemory(Heuristic):
             return self.no_finding(*details, NO_EXECUTOR_METRICS, *warnings)
         top_executor = max(peaks, key=lambda e: peaks[e])
         share = peaks[top_executor] / max_memory
-        severity = cfg.peak_to_max.severity_of(share)
+        observed: Observed = {"max_peak_unified": peaks[top_executor], "max_memory": max_memory}
+        severity = self.judge(observed, "peak_to_max", share)
         details += [
             ("Highest peak", f"{format_bytes(peaks[top_executor])} on executor {top_executor}"),
             ("Peak / maximum", format_percent(share)),
@@ -96,6 +97,6 @@ class UnifiedMemory(Heuristic):
             details=details + warnings,
             advice=f"Lower {key} (or spark.memory.fraction): executors used at most {format_percent(share)} "
             "of their unified memory.",
-            observed={"max_peak_unified": peaks[top_executor], "max_memory": max_memory, "peak_to_max": share},
+            observed=observed,
             executors=[top_executor] if severity >= Severity.MODERATE else [],
         )

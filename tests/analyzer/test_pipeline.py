@@ -132,10 +132,11 @@ def test_json_object_has_the_contract_keys_and_types() -> None:
     assert orjson.loads(orjson.dumps(record)) == record
 
 
-def test_numpy_values_and_nan_in_observed_become_plain_json() -> None:
-    finding = result("gc", Severity.LOW, 0, observed={"ratio": np.float64("nan"), "count": np.int64(3)})
+def test_numpy_values_nan_and_infinity_in_observed_become_plain_json() -> None:
+    observed = {"ratio": np.float64("nan"), "count": np.int64(3), "spread": np.float64("inf")}
+    finding = result("gc", Severity.LOW, 0, observed=observed)
     heuristic = analyze(small_app(), FixedSuite(finding)).to_json_dict()["heuristics"][0]
-    assert heuristic["observed"] == {"ratio": None, "count": 3}
+    assert heuristic["observed"] == {"ratio": None, "count": 3, "spread": "inf"}
     assert type(heuristic["observed"]["count"]) is int
 
 

@@ -3,6 +3,12 @@
 A case file names one heuristic and lists cases; each case gives an ``app`` (see spark_app_builder) or a
 ``template`` name plus ``vars`` to substitute, optional ``config`` overrides, and ``expect`` (a severity name),
 optionally ``score`` and ``detail`` (text one detail row must contain).
+
+A finding records, under each four-level threshold key it judged, the worst value judged; the severities those
+values reach must give the case's severity. A file's ``lesser_of`` lists threshold keys that cap each other (a
+stage is as severe as the lesser of the two); a case with ``decided_by_rule: true`` gets its severity from a check
+without four levels (a property that is simply wrong), so its recorded values may only reach less. A case's
+``not_judged`` lists threshold keys a guard kept from judging anything: they must not be recorded.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import pytest
 import yaml
 from spark_app_builder import build_app, substitute
 
-from heuristics import Severity, load_suite
+from heuristics import Heuristic, HeuristicResult, Severity, Thresholds, load_suite
 
 CASES_DIR = Path(__file__).with_name("cases")
 
@@ -24,15 +30,17 @@ def load_cases() -> list[Any]:
     for path in sorted(CASES_DIR.glob("*.yaml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         templates = data.get("templates") or {}
+        lesser_of = frozenset(data.get("lesser_of") or ())
         for case in data["cases"]:
-            params.append(pytest.param(data["heuristic"], case, templates, id=f"{path.stem}: {case['name']}"))
+            params.append(
+                pytest.param(data["heuristic"], case, templates, lesser_of, id=f"{path.stem}: {case['name']}")
+            )
     return params
 
 
-@pytest.mark.parametrize(("code", "case", "templates"), load_cases())
-def test_heuristic_case_gives_the_expected_severity(
+def evaluate_case(
     code: str, case: dict[str, Any], templates: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[Heuristic, HeuristicResult]:
     monkeypatch.delenv("HINDSIGHT_HEURISTICS_FILE", raising=False)
     user_file = None
     if case.get("config"):
@@ -42,8 +50,19 @@ def test_heuristic_case_gives_the_expected_severity(
     assert heuristic is not None, f"{code} is not enabled"
     template = templates.get(case.get("template", "default"))
     spec = case["app"] if "app" in case else substitute(template, case.get("vars", {}))
+    return heuristic, heuristic.evaluate(build_app(spec))
 
-    result = heuristic.evaluate(build_app(spec))
+
+@pytest.mark.parametrize(("code", "case", "templates", "lesser_of"), load_cases())
+def test_heuristic_case_gives_the_expected_severity(
+    code: str,
+    case: dict[str, Any],
+    templates: dict[str, Any],
+    lesser_of: frozenset[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _, result = evaluate_case(code, case, templates, tmp_path, monkeypatch)
 
     shown = "\n".join(f"{k}: {v}" for k, v in result.details)
     assert result.severity == Severity[case["expect"]], f"got {result.severity.name}; details:\n{shown}"
@@ -52,3 +71,32 @@ def test_heuristic_case_gives_the_expected_severity(
     if "detail" in case:
         assert case["detail"] in shown
     assert (result.advice == "") == (result.severity == Severity.NONE)
+
+
+@pytest.mark.parametrize(("code", "case", "templates", "lesser_of"), load_cases())
+def test_a_finding_shows_the_values_its_thresholds_judged(
+    code: str,
+    case: dict[str, Any],
+    templates: dict[str, Any],
+    lesser_of: frozenset[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    heuristic, result = evaluate_case(code, case, templates, tmp_path, monkeypatch)
+    four_levels = {
+        key: value
+        for key in heuristic.config.__struct_fields__
+        if isinstance(value := getattr(heuristic.config, key), Thresholds)
+    }
+    recorded = {key: result.observed[key] for key in four_levels if key in result.observed}
+    assert all(isinstance(v, int | float) and not isinstance(v, bool) for v in recorded.values()), recorded
+    for key in case.get("not_judged", ()):
+        assert key in four_levels, f"{key} is not a four-level threshold of {code}"
+        assert key not in result.observed, f"{key} was not judged, yet recorded as {result.observed[key]}"
+
+    reached = {key: four_levels[key].severity_of(float(value)) for key, value in recorded.items()}
+    capped = [reached.pop(key) for key in lesser_of if key in reached]
+    levels = [*reached.values(), *([min(capped)] if capped else [])]
+    assert all(level <= result.severity for level in levels), f"{recorded} reach more than {result.severity.name}"
+    if four_levels and result.severity >= Severity.LOW and not case.get("decided_by_rule"):
+        assert max(levels, default=Severity.NONE) == result.severity, f"{recorded} do not reach the severity"

@@ -267,6 +267,50 @@ def test_a_finding_shows_advice_thresholds_details_stages_and_a_help_link(client
     assert 'href="/help/spark.executor_gc/"' in html
 
 
+def table_after(html: str, caption: str) -> str:
+    start = html.index(caption)
+    return html[start : html.index("</table>", start)]
+
+
+def test_only_thresholds_with_an_observed_value_are_shown_as_judged(client: Client) -> None:
+    app = make_app()
+    add_finding(
+        app,
+        "spark.driver",
+        Severity.CRITICAL,
+        observed={"driver_cores": 12, "driver_memory": 4294967296},
+        thresholds={"driver_cores": [5, 7, 9, 11], "gc_ratio": [0.08, 0.09, 0.1, 0.15], "min_app_duration_min": 5},
+    )
+
+    html = page(client, f"/apps/{app.pk}/")
+    judged = table_after(html, "Observed against thresholds")
+    settings = table_after(html, "Settings applied")
+
+    assert "driver_cores" in judged
+    assert "12" in judged
+    assert "gc_ratio" not in judged
+    assert "—" not in judged
+    assert "gc_ratio" in settings
+    assert "0.08, 0.09, 0.1, 0.15" in settings
+    assert "min_app_duration_min" in settings
+
+
+def test_an_infinite_observed_ratio_shows_as_infinity(client: Client) -> None:
+    app = make_app()
+    add_finding(
+        app,
+        "spark.task_skew",
+        Severity.CRITICAL,
+        observed={"max_to_median": "inf"},
+        thresholds={"max_to_median": [2, 4, 8, 16]},
+    )
+
+    judged = table_after(page(client, f"/apps/{app.pk}/"), "Observed against thresholds")
+
+    assert "∞" in judged
+    assert "—" not in judged
+
+
 def test_the_report_shows_stages_executors_and_properties(client: Client) -> None:
     app = full_app()
 

@@ -123,7 +123,7 @@ def plain(value: Any) -> str:
             return f"{value:,.0f}"
         return f"{value:.4g}" if abs(value) >= 0.001 else f"{value:.2e}"
     if isinstance(value, str):
-        return value
+        return {"inf": "∞", "-inf": "-∞"}.get(value, value)  # stored JSON spells infinities as strings
     if isinstance(value, list | tuple) and all(not isinstance(v, dict | list) for v in value):
         return ", ".join(plain(v) for v in value)
     if isinstance(value, dict) and all(not isinstance(v, dict | list) for v in value.values()):
@@ -160,7 +160,7 @@ def stage_label(ref: Any) -> str:
 
 @dataclass(frozen=True, slots=True)
 class FindingRows:
-    judged: list[tuple[str, Any, Any]]  # (measure, observed or None, four thresholds)
+    judged: list[tuple[str, Any, Any]]  # (measure, observed value, four thresholds)
     observed: list[tuple[str, Any]]  # other observed values
     settings: list[tuple[str, Any]]  # other configuration the heuristic applied
 
@@ -171,10 +171,18 @@ def _is_four_thresholds(value: Any) -> bool:
 
 @register.filter
 def finding_rows(result: Any) -> FindingRows:
-    """A finding's observed values and thresholds, split into what was judged against four levels and the rest."""
+    """A finding's observed values and thresholds, split into what was judged against four levels and the rest.
+
+    A heuristic records the value it judged under the threshold's key; four levels with no such value (a guard
+    held, the data was missing) judged nothing and are only a setting.
+    """
     observed = result.observed if isinstance(result.observed, dict) else {}
     thresholds = result.thresholds if isinstance(result.thresholds, dict) else {}
-    judged = [(key, observed.get(key), value) for key, value in thresholds.items() if _is_four_thresholds(value)]
+    judged = [
+        (key, observed[key], value)
+        for key, value in thresholds.items()
+        if _is_four_thresholds(value) and key in observed
+    ]
     judged_keys = {key for key, _, _ in judged}
     return FindingRows(
         judged=judged,
