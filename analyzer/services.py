@@ -125,9 +125,23 @@ def _row_plan(model: type[models.Model], row_type: type) -> tuple[_Column, ...]:
     return tuple(plan)
 
 
+def _column_field(model: type[models.Model], name: str) -> models.Field[Any, Any]:
+    """The model's field that owns a column; a reverse relation has none."""
+    field = model._meta.get_field(name)
+    if not isinstance(field, models.Field):
+        raise TypeError(f"{model.__name__}.{name} is a reverse relation, not a column")
+    return field
+
+
+def _column_name(field: models.Field[Any, Any]) -> str:
+    if field.column is None:  # a many-to-many field has no column of its own
+        raise TypeError(f"{field.name} has no column")
+    return field.column
+
+
 @cache
 def _field_converter(model: type[models.Model], name: str) -> Converter:
-    return _converter(model._meta.get_field(name))
+    return _converter(_column_field(model, name))
 
 
 def _fit(model: type[models.Model], **values: Any) -> dict[str, Any]:
@@ -168,13 +182,12 @@ def _insert_rows(model: type[models.Model], app: AnalyzedApp, rows: Sequence[Any
     """Insert summary rows: COPY on PostgreSQL (10k stages in a fraction of a second), else bulk_create."""
     if not rows:
         return
-    plan = _row_plan(model, type(rows[0]))
+    row_type: type = type(rows[0])  # a plain type: cache's Hashable check rejects type[Any]
+    plan = _row_plan(model, row_type)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql" and hasattr(cursor, "copy_expert"):  # psycopg2
             quote = connection.ops.quote_name
-            columns = ", ".join(
-                quote(c) for c in [model._meta.get_field("app").column, *(c.field.column for c in plan)]
-            )
+            columns = ", ".join(quote(_column_name(f)) for f in [_column_field(model, "app"), *(c.field for c in plan)])
             buffer = io.StringIO()
             prefix = f"{app.pk}\t"
             for row in rows:
@@ -182,7 +195,7 @@ def _insert_rows(model: type[models.Model], app: AnalyzedApp, rows: Sequence[Any
             buffer.seek(0)
             cursor.copy_expert(f"COPY {quote(model._meta.db_table)} ({columns}) FROM STDIN", buffer)
             return
-    model.objects.bulk_create(
+    model._default_manager.bulk_create(
         (model(app=app, **{c.field.name: c.convert(getattr(row, c.source)) for c in plan}) for row in rows),
         batch_size=_BATCH_SIZE,
     )

@@ -6,7 +6,7 @@ import inspect
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import msgspec
 import numpy as np
@@ -25,6 +25,9 @@ class ConfigError(ValueError):
 
 class HeuristicConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """Base of every heuristic's typed, frozen config. Thresholds fields are typed Ascending or Descending."""
+
+
+ConfigT = TypeVar("ConfigT", bound=HeuristicConfig)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,21 +57,23 @@ def config_value_as_builtin(value: Any) -> Any:
     return value
 
 
-class Heuristic:
+class Heuristic(Generic[ConfigT]):
     """Base class: subclasses set ``code``, ``name``, ``app_types``, a nested ``Config`` and ``evaluate``.
 
-    The class docstring is the heuristic's help page.
+    Subclass as ``class Mine(Heuristic["Mine.Config"])`` so ``self.config`` has Mine.Config's type; a bare
+    ``Heuristic`` base still works, with an untyped config. The class docstring is the heuristic's help page.
     """
 
     code: ClassVar[str] = ""
     name: ClassVar[str] = ""
     app_types: ClassVar[tuple[str, ...]] = ("spark",)
+    # A ClassVar cannot name ConfigT, so __init__ checks at run time that the config is this class's Config.
     Config: ClassVar[type[HeuristicConfig]] = HeuristicConfig
 
-    def __init__(self, config: HeuristicConfig) -> None:
+    def __init__(self, config: ConfigT) -> None:
         if not isinstance(config, self.Config):
             raise TypeError(f"{self.code}: config must be a {self.Config.__qualname__}, got {type(config).__name__}")
-        self.config = config
+        self.config: ConfigT = config
 
     @property
     def help_text(self) -> str:

@@ -78,7 +78,9 @@ def _pop_enabled(section: dict[str, Any], prefix: str) -> bool:
     return enabled
 
 
-def configure_builtin(cls: type[Heuristic], defaults: Mapping[str, Any], user: Mapping[str, Any]) -> Heuristic | None:
+def configure_builtin(
+    cls: type[Heuristic[Any]], defaults: Mapping[str, Any], user: Mapping[str, Any]
+) -> Heuristic[Any] | None:
     """The heuristic with defaults overlaid by the user's section, or None when disabled."""
     section = {**_section(defaults, cls.code, str(DEFAULTS_PATH)), **_section(user, cls.code, "the user file")}
     enabled = _pop_enabled(section, cls.code)
@@ -86,7 +88,7 @@ def configure_builtin(cls: type[Heuristic], defaults: Mapping[str, Any], user: M
     return cls(config) if enabled else None
 
 
-def import_custom(index: int, entry: Any) -> tuple[type[Heuristic], dict[str, Any], bool]:
+def import_custom(index: int, entry: Any) -> tuple[type[Heuristic[Any]], dict[str, Any], bool]:
     prefix = f"{CUSTOM_KEY}[{index}]"
     if not isinstance(entry, dict):
         raise ConfigError(f"{prefix}: expected a mapping with 'path' and optional 'config', got {entry!r}")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from heuristics.base import HELP_SECTIONS, Heuristic, HeuristicConfig
 
-H = TypeVar("H", bound=type[Heuristic])
+H = TypeVar("H", bound=type[Heuristic[Any]])
 CODE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
 
 
@@ -17,13 +17,13 @@ class RegistryError(ValueError):
 
 
 class Registry:
-    def __init__(self, classes: tuple[type[Heuristic], ...] = ()) -> None:
-        self._classes: dict[str, type[Heuristic]] = {}
+    def __init__(self, classes: tuple[type[Heuristic[Any]], ...] = ()) -> None:
+        self._classes: dict[str, type[Heuristic[Any]]] = {}
         self._frozen = False
         for cls in classes:
             self.add(cls)
 
-    def add(self, cls: type[Heuristic], *, require_help_sections: tuple[str, ...] = ()) -> type[Heuristic]:
+    def add(self, cls: type[Heuristic[Any]], *, require_help_sections: tuple[str, ...] = ()) -> type[Heuristic[Any]]:
         if self._frozen:
             raise RegistryError(f"cannot register {cls.__qualname__}: the heuristic registry is frozen")
         if not (isinstance(cls, type) and issubclass(cls, Heuristic)):
@@ -52,13 +52,13 @@ class Registry:
     def frozen(self) -> bool:
         return self._frozen
 
-    def get(self, code: str) -> type[Heuristic] | None:
+    def get(self, code: str) -> type[Heuristic[Any]] | None:
         return self._classes.get(code)
 
     def __contains__(self, code: object) -> bool:
         return code in self._classes
 
-    def __iter__(self) -> Iterator[type[Heuristic]]:
+    def __iter__(self) -> Iterator[type[Heuristic[Any]]]:
         return iter(self._classes.values())
 
     def __len__(self) -> int:

@@ -31,10 +31,10 @@ def app_type_of(app: Any) -> str:
 
 @dataclass(frozen=True)
 class Suite:
-    heuristics: list[Heuristic]  # enabled, in registry order, then custom ones in file order
+    heuristics: list[Heuristic[Any]]  # enabled, in registry order, then custom ones in file order
     user_file: str | None = None
 
-    def get(self, code: str) -> Heuristic | None:
+    def get(self, code: str) -> Heuristic[Any] | None:
         return next((h for h in self.heuristics if h.code == code), None)
 
     def evaluate(self, app: Any) -> list[HeuristicResult]:

@@ -6,7 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 from analyzer.appmodel.spark import Executor, SparkApp, StageAttempt
-from heuristics.spark.table import task_table
+from heuristics.spark.table import task_table, weighted_bincount
 from heuristics.units import format_duration, parse_size
 
 SPARK: tuple[str, ...] = ("spark",)
@@ -22,7 +22,7 @@ def executor_sums(app: SparkApp, column: str, *, finished_only: bool = True) -> 
     keep = (index >= 0) & (index < size)
     if finished_only:
         keep &= table.column("finish_ms") > 0
-    return np.bincount(index[keep], weights=values[keep], minlength=size)[:size]
+    return weighted_bincount(index[keep], values[keep], size)[:size]
 
 
 def task_executors(app: SparkApp) -> list[Executor]:

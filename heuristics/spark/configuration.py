@@ -28,7 +28,7 @@ def overhead_bytes(app: SparkApp, role: str, warnings: list[tuple[str, str]]) ->
 
 
 @register
-class Configuration(Heuristic):
+class Configuration(Heuristic["Configuration.Config"]):
     """Spark properties that are known to waste the cluster or break dynamic allocation.
 
     What it measures:

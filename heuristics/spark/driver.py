@@ -10,7 +10,7 @@ from heuristics.units import GIB, MIB, format_bytes, format_duration, format_per
 
 
 @register
-class Driver(Heuristic):
+class Driver(Heuristic["Driver.Config"]):
     """The driver is oversized, under-used, or busy collecting garbage.
 
     What it measures:
@@ -69,9 +69,9 @@ class Driver(Heuristic):
                 checks.append((key, format_bytes(overhead), sev))
 
         driver = app.executors.get("driver")
-        duration = app.duration_ms
+        duration = app.duration_ms or 0  # unknown (no start or end logged) is judged as too short
         gc = peak(driver, "TotalGCTime") if driver else None
-        long_enough = bool(duration) and duration >= cfg.min_app_duration_min * MIN_MS
+        long_enough = duration > 0 and duration >= cfg.min_app_duration_min * MIN_MS
         if gc is not None and long_enough:
             share = gc / duration
             observed["driver_gc_ratio"] = share

@@ -12,7 +12,7 @@ from heuristics.units import MIB, format_bytes, format_duration, format_ratio
 
 
 @register
-class ExecutorBalance(Heuristic):
+class ExecutorBalance(Heuristic["ExecutorBalance.Config"]):
     """Some executors do far more work or hold far more memory than the typical one.
 
     What it measures:

@@ -12,7 +12,7 @@ from heuristics.units import format_duration, format_percent
 
 
 @register
-class ExecutorGc(Heuristic):
+class ExecutorGc(Heuristic["ExecutorGc.Config"]):
     """Executors spend a large share of task time in garbage collection.
 
     What it measures:

@@ -14,7 +14,7 @@ LOCAL_THREADS = re.compile(r"^local\[(\d+)")
 
 
 @register
-class IdleCores(Heuristic):
+class IdleCores(Heuristic["IdleCores.Config"]):
     """Executors held cores that ran no task for much of their life.
 
     What it measures:

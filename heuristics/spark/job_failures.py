@@ -10,7 +10,7 @@ from heuristics.units import format_percent
 
 
 @register
-class JobFailures(Heuristic):
+class JobFailures(Heuristic["JobFailures.Config"]):
     """Jobs failed, or many of a job's tasks failed before it finished.
 
     What it measures:

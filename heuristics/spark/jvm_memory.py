@@ -17,7 +17,7 @@ from heuristics.units import GIB, MIB, format_bytes, format_ratio
 
 
 @register
-class JvmMemory(Heuristic):
+class JvmMemory(Heuristic["JvmMemory.Config"]):
     """Executors were given far more heap than they ever used.
 
     What it measures:

@@ -14,7 +14,7 @@ KINDS = {"input": "input_bytes", "shuffle read": "shuffle_read_bytes", "shuffle 
 
 
 @register
-class LargePartition(Heuristic):
+class LargePartition(Heuristic["LargePartition.Config"]):
     """Single tasks read or shuffle a very large amount of data.
 
     What it measures:

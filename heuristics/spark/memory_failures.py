@@ -25,7 +25,7 @@ def is_memory_failure(reason: str) -> bool:
 
 
 @register
-class MemoryFailures(Heuristic):
+class MemoryFailures(Heuristic["MemoryFailures.Config"]):
     """Tasks failed because they ran out of memory or their container was killed for using too much.
 
     What it measures:

@@ -12,7 +12,7 @@ from heuristics.units import format_duration
 
 
 @register
-class SmallTasks(Heuristic):
+class SmallTasks(Heuristic["SmallTasks.Config"]):
     """Stages split into very many tasks that each finish almost at once.
 
     What it measures:

@@ -15,7 +15,7 @@ PROCESSED = ("input_bytes", "shuffle_read_bytes", "shuffle_write_bytes", "output
 
 
 @register
-class Spill(Heuristic):
+class Spill(Heuristic["Spill.Config"]):
     """Stages spill a lot of data from memory to disk relative to the data they process.
 
     What it measures:

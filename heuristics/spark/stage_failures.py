@@ -11,7 +11,7 @@ from heuristics.units import format_percent
 
 
 @register
-class StageFailures(Heuristic):
+class StageFailures(Heuristic["StageFailures.Config"]):
     """Stage attempts failed, or many of a stage's tasks failed.
 
     What it measures:

@@ -12,7 +12,7 @@ from heuristics.units import format_duration
 
 
 @register
-class StageRuntime(Heuristic):
+class StageRuntime(Heuristic["StageRuntime.Config"]):
     """Stages that run for a long time.
 
     What it measures:

@@ -8,6 +8,7 @@ before and after each app.
 from __future__ import annotations
 
 import threading
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -24,12 +25,13 @@ class TaskTable:
         sizes = np.array([len(s.tasks) for s in self.stages], dtype=np.int64)
         self.sizes = sizes
         self.stage_of_row = np.repeat(np.arange(len(self.stages)), sizes)
-        self._columns: dict[str, npt.NDArray[np.generic]] = {}
+        # Columns keep their own dtypes (int64, float64, int8, bool), so they are typed as arrays of Any.
+        self._columns: dict[str, npt.NDArray[Any]] = {}
 
     def __len__(self) -> int:
         return int(self.stage_of_row.shape[0])
 
-    def column(self, name: str) -> npt.NDArray[np.generic]:
+    def column(self, name: str) -> npt.NDArray[Any]:
         """A task column (or ``shuffle_read_bytes``) over all stage attempts, in stage-attempt order."""
         if name not in self._columns:
             parts = [getattr(s.tasks, name) for s in self.stages]
@@ -43,9 +45,9 @@ class TaskTable:
         weights = np.asarray(values, dtype=np.float64)
         if where is not None:
             weights = np.where(where, weights, 0.0)
-        return np.bincount(self.stage_of_row, weights=weights, minlength=len(self.stages))
+        return weighted_bincount(self.stage_of_row, weights, len(self.stages))
 
-    def count(self, where: Bools) -> npt.NDArray[np.int64]:
+    def count(self, where: Bools) -> npt.NDArray[np.intp]:
         return np.bincount(self.stage_of_row[where], minlength=len(self.stages))
 
     def max(self, values: npt.ArrayLike, where: Bools | None = None) -> Floats:
@@ -104,6 +106,11 @@ class TaskTable:
 
 
 SMALL_WIDTHS = (4, 16, 64, 256)
+
+
+def weighted_bincount(groups: npt.ArrayLike, weights: npt.ArrayLike, size: int) -> Floats:
+    """Per group the sum of the weights, as float64; numpy's stubs type every bincount as integers."""
+    return cast(Floats, np.bincount(groups, weights=weights, minlength=size))
 
 
 _last = threading.local()

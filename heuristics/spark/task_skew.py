@@ -18,7 +18,7 @@ def max_to_median(top: Floats, median: Floats) -> Floats:
 
 
 @register
-class TaskSkew(Heuristic):
+class TaskSkew(Heuristic["TaskSkew.Config"]):
     """A few tasks in a stage take much longer or read much more than the typical task.
 
     What it measures:

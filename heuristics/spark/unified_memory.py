@@ -29,7 +29,7 @@ def unified_peak(executor: Executor) -> int | None:
 
 
 @register
-class UnifiedMemory(Heuristic):
+class UnifiedMemory(Heuristic["UnifiedMemory.Config"]):
     """Executors use little of the unified (execution + storage) memory they were given.
 
     What it measures:

@@ -6,7 +6,7 @@ from analyzer.appmodel.spark import SparkApp
 from heuristics import Ascending, Heuristic, HeuristicConfig, HeuristicResult
 
 
-class ManyStages(Heuristic):
+class ManyStages(Heuristic["ManyStages.Config"]):
     """The app ran many stage attempts.
 
     What it measures:
@@ -25,7 +25,7 @@ class ManyStages(Heuristic):
         return self.result(severity, counted=count, details=[("Stages", str(count))], advice="Use fewer stages.")
 
 
-class Broken(Heuristic):
+class Broken(Heuristic[HeuristicConfig]):
     """Always raises, to show that one broken heuristic does not stop the others."""
 
     code = "example.broken"
