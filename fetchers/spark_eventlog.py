@@ -16,7 +16,9 @@ from pathlib import Path
 from analyzer.appmodel.redaction import Redactor
 from analyzer.appmodel.spark import SparkApp
 from fetchers.eventlog import EventLogError, find_event_logs, open_lines
+from fetchers.eventlog.codecs import CHUNK_SIZE
 from fetchers.spark_events.builder import AppBuilder
+from fetchers.spark_events.parallel import feed_parallel, feed_serial, parallel_worthwhile
 
 __all__ = ("ReadOutcome", "build_app", "read_apps")
 
@@ -57,17 +59,18 @@ def read_apps(path: Path, redaction_patterns: Sequence[str] = ()) -> Iterator[Re
     for log in logs:
         source = str(log.path)
         try:
-            with open_lines(log) as stream:
-                app = build_app(
-                    stream,
-                    source=source,
-                    redactor=redactor,
-                    app_id_hint=log.app_id_hint,
-                    attempt_hint=log.attempt_hint,
-                )
-                warnings = list(stream.warnings)
-                app.stats.bytes_read = stream.bytes_read  # decompressed bytes, newlines included
-                partial = bool(stream.partial) or bool(log.in_progress)
+            builder = AppBuilder(
+                source=source, redactor=redactor, app_id_hint=log.app_id_hint, attempt_hint=log.attempt_hint
+            )
+            if parallel_worthwhile(log):
+                stream = feed_parallel(builder, log, CHUNK_SIZE)
+            else:
+                with open_lines(log, chunk_size=CHUNK_SIZE) as stream:
+                    feed_serial(builder, stream.raw_chunks())
+            app = builder.finish()
+            warnings = list(stream.warnings)
+            app.stats.bytes_read = stream.bytes_read  # decompressed bytes, newlines included
+            partial = bool(stream.partial) or bool(log.in_progress)
         except (EventLogError, OSError) as exc:
             yield ReadOutcome(source=source, app=None, error=f"cannot read {source}: {exc}")
             continue

@@ -15,6 +15,6 @@ Usage::
 """
 
 from fetchers.eventlog.layout import EventLog, EventLogError, EventLogPart, find_event_logs
-from fetchers.eventlog.lines import LineStream, open_lines
+from fetchers.eventlog.lines import LineStream, RawChunk, open_lines
 
-__all__ = ("EventLog", "EventLogError", "EventLogPart", "LineStream", "find_event_logs", "open_lines")
+__all__ = ("EventLog", "EventLogError", "EventLogPart", "LineStream", "RawChunk", "find_event_logs", "open_lines")

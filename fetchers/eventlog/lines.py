@@ -8,7 +8,8 @@ writer) may end in a torn line: it is still yielded, and the JSON parser counts 
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
+from dataclasses import dataclass
 from itertools import chain
 from types import TracebackType
 from typing import Final, Self
@@ -35,8 +36,11 @@ class LineStream:
     Blank lines are skipped. Problems never raise from iteration: they end up in ``warnings`` (one line each,
     starting with the file name) and set ``partial`` when events may be missing.
 
+    ``chunks()`` gives the same lines a list per decoded chunk, ``raw_chunks()`` each chunk unsplit (a
+    ``RawChunk``), for readers that find lines in place; all three share the one pass.
+
     ``warnings`` and ``partial`` are final once iteration ends. ``bytes_read`` counts decompressed bytes
-    (newlines included), per chunk as it is split, so it runs at most one chunk ahead of the lines yielded.
+    (newlines included), per chunk as it is read, so it runs at most one chunk ahead of the lines yielded.
     """
 
     def __init__(self, log: EventLog, chunk_size: int = CHUNK_SIZE) -> None:
@@ -46,15 +50,24 @@ class LineStream:
         self.bytes_read = 0
         self._chunk_size = chunk_size
         self._check_layout()
-        self._batches = self._generate()
+        self._raw = self._generate()
+        self._batches: Iterator[list[bytes]] = map(RawChunk.lines, self._raw)
         # Lines are produced a chunk at a time and flattened in C: no Python frame runs per line.
         self._lines: Iterator[bytes] = chain.from_iterable(self._batches)
 
     def __iter__(self) -> Iterator[bytes]:
         return self._lines
 
+    def chunks(self) -> Iterator[list[bytes]]:
+        """The same lines a decoded chunk at a time (same single pass: use one of these three ways only)."""
+        return self._batches
+
+    def raw_chunks(self) -> Iterator[RawChunk]:
+        """The same lines a decoded chunk at a time, not split yet."""
+        return self._raw
+
     def close(self) -> None:
-        self._batches.close()
+        self._raw.close()
         self._lines = iter(())
 
     def __enter__(self) -> Self:
@@ -84,11 +97,11 @@ class LineStream:
         if not readable:
             raise EventLogError(f"{log.path}: cannot read any part of the event log")
 
-    def _generate(self) -> Iterator[Iterable[bytes]]:
+    def _generate(self) -> Iterator[RawChunk]:
         for part in self.log.parts:
             yield from self._part_lines(part)
 
-    def _part_lines(self, part: EventLogPart) -> Iterator[Iterable[bytes]]:
+    def _part_lines(self, part: EventLogPart) -> Iterator[RawChunk]:
         """Batches of lines of one part, one batch per decoded chunk."""
         name = part.path.name
         try:
@@ -114,8 +127,8 @@ class LineStream:
 
             for chunk in decode(fh, codec, report, self._chunk_size):
                 self.bytes_read += len(chunk)
-                lines = chunk.split(b"\n")
-                if len(lines) == 1:  # no newline in the chunk: the line goes on
+                newline = chunk.rfind(b"\n")
+                if newline < 0:  # no newline in the chunk: the line goes on
                     if oversized:
                         continue
                     pending_size += len(chunk)
@@ -126,18 +139,15 @@ class LineStream:
                     else:
                         pending.append(chunk)
                     continue
-                if oversized:
-                    lines[0] = b""
-                    oversized = False
+                if oversized:  # the end of a line too long to keep: dropped
+                    yield RawChunk(None, chunk, chunk.find(b"\n") + 1, newline + 1)
                 elif pending:
-                    pending.append(lines[0])
-                    lines[0] = b"".join(pending)
-                    pending, pending_size = [], 0
-                last = lines.pop()
-                if last:
-                    pending.append(last)
-                    pending_size = len(last)
-                yield filter(None, lines)
+                    first = chunk.find(b"\n")
+                    yield RawChunk(b"".join((*pending, chunk[:first])), chunk, first + 1, newline + 1)
+                else:
+                    yield RawChunk(None, chunk, 0, newline + 1)
+                last = chunk[newline + 1 :]
+                pending, pending_size, oversized = ([last], len(last), False) if last else ([], 0, False)
         except StreamProblem as problem:
             self._report(f"{name}: {problem}", True)
         except OSError as error:
@@ -147,7 +157,27 @@ class LineStream:
         finally:
             fh.close()
         if pending and not oversized:
-            yield (b"".join(pending),)  # torn last line: the parser decides whether it is usable
+            yield RawChunk(b"".join(pending), b"", 0, 0)  # torn last line: the parser decides whether it is usable
+
+
+@dataclass(frozen=True, slots=True)
+class RawChunk:
+    """Complete lines as decoded, not split yet: ``first`` (a line begun in earlier chunks, if any), then the
+    newline-terminated lines of ``data[start:end]``. Empty lines are not lines."""
+
+    first: bytes | None
+    data: bytes
+    start: int  # 0, or just past the first newline when that line is ``first`` or was dropped
+    end: int  # just past the last newline
+
+    def lines(self) -> list[bytes]:
+        pieces = self.data.split(b"\n")
+        del pieces[-1]  # after the last newline: starts the next chunk's first line
+        if self.start:
+            del pieces[0]
+        if self.first is not None:
+            pieces.insert(0, self.first)
+        return pieces if all(pieces) else [line for line in pieces if line]
 
 
 def open_lines(log: EventLog, *, chunk_size: int = CHUNK_SIZE) -> LineStream:

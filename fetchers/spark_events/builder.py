@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 import msgspec
+import numpy as np
 import orjson
 
 from analyzer.appmodel.redaction import APP_REDACTION_PROPERTY, REDACTED, Redactor, redact_url_passwords
@@ -35,23 +36,33 @@ from analyzer.appmodel.spark import (
     TaskStatus,
 )
 from fetchers.spark_events.tasks import (
-    NONZERO_VALUE,
+    EXECUTOR_COLUMN,
+    HOST_COLUMN,
+    METRICS_ROW,
     TASK_END_DECODER,
+    TASK_END_PREFIX,
+    TASK_START_PREFIX,
+    WIDTH,
     BadValue,
+    ChunkDigest,
+    ExecutorPeaks,
     Interner,
     TaskBuffer,
+    TaskEndBatch,
     as_int,
     dict_push,
     dict_row,
+    digest_chunk,
     failure_text,
-    nonzero_executor_metrics,
+    metrics_vector,
+    task_start_executor,
     task_status,
     typed_push,
     typed_row,
 )
 
-_TASK_END_PREFIX: Final = b'{"Event":"SparkListenerTaskEnd"'
-_TASK_START_PREFIX: Final = b'{"Event":"SparkListenerTaskStart"'
+_TASK_END_PREFIX: Final = TASK_END_PREFIX
+_TASK_START_PREFIX: Final = TASK_START_PREFIX
 
 # Known events we do not model: counted in ParseStats.skipped_events, not as unknown.
 _IGNORED_EVENTS: Final = frozenset(
@@ -106,7 +117,14 @@ _STATUS_OF_REASON: Final = {
     "Resubmitted": _RESUBMITTED,
 }
 _MAX_UNKNOWN_NAMES: Final = 1000
-_has_nonzero_value: Final = NONZERO_VALUE.search
+# build_app / feed() group lines into chunks this long, so they take the same chunk path as read_apps.
+_FEED_CHUNK_LINES: Final = 1024
+
+
+def _interned(interner: Interner, values: list[str]) -> list[int]:
+    get = interner.ids.get
+    found = [get(value, -1) for value in values]
+    return [interner(value) for value in values] if -1 in found else found
 
 
 class MalformedEvent(ValueError):
@@ -172,6 +190,7 @@ class AppBuilder:
         self.buffers: dict[tuple[int, int], TaskBuffer] = {}
         self.live_jobs: set[int] = set()
         self.stage_exec_peaks: dict[tuple[int, int], dict[str, dict[str, int]]] = {}
+        self.task_peaks = ExecutorPeaks()  # from TaskEnds; merged into the dicts above once, in finish()
         self.saw_app_end = False
         self.last_malformed_line = -1  # line number of the latest malformed line: the last one means a torn tail
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
@@ -207,6 +226,148 @@ class AppBuilder:
     # ---- feeding -------------------------------------------------------------------------------------
 
     def feed(self, lines: Iterable[bytes]) -> None:
+        chunk: list[bytes] = []
+        for line in lines:
+            chunk.append(line)
+            if len(chunk) == _FEED_CHUNK_LINES:
+                self.feed_digest(digest_chunk(chunk))
+                chunk = []
+        if chunk:
+            self.feed_digest(digest_chunk(chunk))
+
+    def feed_digest(self, digest: ChunkDigest) -> None:
+        """The lines of one chunk as ``digest_chunk`` gave them (possibly in another process).
+
+        The other lines are handled in order and the TaskEnd batch merged after them: a TaskEnd changes nothing
+        other events read, except that it creates the stage attempt or executor it names when they are unknown,
+        and that is done at the TaskEnd's place. TaskStarts are counted in bulk when every executor they name
+        is known before the chunk, else one by one in order. Without a batch, the chunk is read line by line.
+        """
+        batch = digest.batch
+        if batch is None:
+            self.feed_lines(digest.lines or ())
+            return
+        stats = self.stats
+        executors = self.app.executors
+        started: dict[str, int] = {}
+        for executor_id in digest.start_executors:
+            started[executor_id] = started.get(executor_id, 0) + 1
+        bulk_starts = all(executor_id in executors for executor_id in started)
+        creations = self._creations(batch)
+        previous = -1
+        if bulk_starts and not creations:
+            feed_other = self._feed_other
+            for number, line in digest.others:
+                stats.lines += number - previous  # counts the task lines since the last other line
+                previous = number
+                feed_other(line)
+        else:
+            previous = self._feed_in_order(digest, creations, bulk_starts)
+        stats.lines += digest.line_count - 1 - previous
+        stats.bytes_read += digest.line_bytes
+        stats.events += batch.count
+        if bulk_starts:
+            for executor_id, count in started.items():
+                executors[executor_id].started_tasks += count
+            stats.events += len(digest.start_lines)
+        self._merge_batch(batch)
+
+    def _feed_in_order(
+        self, digest: ChunkDigest, creations: dict[int, list[tuple[int, int] | str]], bulk_starts: bool
+    ) -> int:
+        """Other lines, TaskStarts (unless counted in bulk) and TaskEnd creations by line; the last line handled."""
+        steps: list[tuple[int, int, Any]] = [(number, 0, line) for number, line in digest.others]
+        if not bulk_starts:
+            steps += [(n, 1, e) for n, e in zip(digest.start_lines, digest.start_executors, strict=True)]
+        steps += [(digest.task_end_lines[row], 2, names) for row, names in creations.items()]
+        steps.sort(key=lambda step: step[0])
+        stats = self.stats
+        previous = -1
+        for number, kind, payload in steps:
+            if kind == 2:
+                self._create(payload)
+                continue
+            stats.lines += number - previous
+            previous = number
+            if kind == 0:
+                self._feed_other(payload)
+            else:
+                executor = self.app.executors.get(payload)
+                if executor is not None:
+                    executor.started_tasks += 1
+                stats.events += 1
+        return previous
+
+    def _creations(self, batch: TaskEndBatch) -> dict[int, list[tuple[int, int] | str]]:
+        """Row -> the stage keys and executor ids unknown before the chunk that this row is the first to name."""
+        stages, executors = self.app.stages, self.app.executors
+        creations: dict[int, list[tuple[int, int] | str]] = {}
+        for stage, key in enumerate(batch.stage_keys):
+            if key not in stages:
+                creations.setdefault(batch.stage_of_row.index(stage), []).append(key)
+        first_rows: dict[str, int] = {}
+        for (_, _, executor_id), row in zip(batch.peak_keys, batch.peak_first_rows, strict=True):
+            if executor_id not in executors and row < first_rows.get(executor_id, batch.count):
+                first_rows[executor_id] = row
+        for executor_id, row in first_rows.items():
+            creations.setdefault(row, []).append(executor_id)
+        return creations
+
+    def _create(self, names: Iterable[tuple[int, int] | str]) -> None:
+        """What a TaskEnd creates when first naming them: its stage attempt, then (metrics) its executor."""
+        for name in sorted(names, key=lambda n: isinstance(n, str)):
+            if isinstance(name, str):
+                self._executor(name)
+            elif name not in self.app.stages:
+                self._buffer(*name)
+
+    def _merge_batch(self, batch: TaskEndBatch) -> None:
+        if not batch.count:
+            return
+        rows = np.frombuffer(batch.rows, dtype=np.int64).reshape(-1, WIDTH)
+        packed: bytes = batch.rows
+        # Batch-local executor and host numbers -> this app's (interned in line order, as line by line would).
+        executor_ids = _interned(self.executors, batch.executors)
+        host_ids = _interned(self.hosts, batch.hosts)
+        if executor_ids != list(range(len(executor_ids))) or host_ids != list(range(len(host_ids))):
+            rows = rows.copy()
+            rows[:, EXECUTOR_COLUMN] = np.array(executor_ids, dtype=np.int64)[rows[:, EXECUTOR_COLUMN]]
+            rows[:, HOST_COLUMN] = np.array(host_ids, dtype=np.int64)[rows[:, HOST_COLUMN]]
+            packed = rows.tobytes()
+        buffers = [self.buffers.get(key) or self._buffer(*key) for key in batch.stage_keys]
+        starts = [buffer.count for buffer in buffers]
+        if len(buffers) == 1:
+            buffers[0].rows += packed
+            buffers[0].count += batch.count
+            positions = None
+        else:
+            stage_of_row = np.array(batch.stage_of_row, dtype=np.intp)
+            for stage, buffer in enumerate(buffers):
+                selected = rows[stage_of_row == stage]
+                buffer.rows += selected.tobytes()
+                buffer.count += len(selected)
+            # A row's position inside its stage attempt: how many rows of the same stage came before it.
+            positions = [0] * batch.count
+            seen = [0] * len(buffers)
+            for row, stage in enumerate(batch.stage_of_row):
+                positions[row] = seen[stage]
+                seen[stage] += 1
+        for row, text in batch.failures:
+            stage = batch.stage_of_row[row]
+            buffers[stage].failure_reasons[starts[stage] + (row if positions is None else positions[row])] = text
+        for stage, values in batch.push:
+            buffers[stage].add_push(values)
+        self.task_peaks.add(batch.peak_keys, batch.peaks)
+
+    def _feed_other(self, line: bytes) -> None:
+        """One line that is not a TaskEnd; ``stats.lines`` already counts it."""
+        if line.startswith(_TASK_START_PREFIX) and self._task_start_fast(line):
+            self.stats.events += 1
+        else:
+            self._feed_generic(line)
+
+    def feed_lines(self, lines: Iterable[bytes]) -> None:
+        """Line by line, each TaskEnd on its own (the path for chunks a batch cannot stand for)."""
         stats = self.stats
         for line in lines:
             stats.lines += 1
@@ -285,25 +446,34 @@ class AppBuilder:
         host = self.hosts.ids.get(info.host)
         if host is None:
             host = self.hosts(info.host)
+        metrics = event.metrics
         try:
             packed = typed_row(event, info, status, executor, host)
-        except struct.error:
-            return False  # a value beyond int64: the tolerant path reports the line as malformed
+            push = (
+                typed_push(metrics.shuffle_read)
+                if metrics is not None and metrics.shuffle_read is not None and status != _RESUBMITTED
+                else None
+            )
+            executor_metrics = (
+                None if event.executor_metrics is None else msgspec.structs.astuple(event.executor_metrics)
+            )
+            if executor_metrics is not None:
+                METRICS_ROW.pack(*executor_metrics)  # each fits an int64, or struct.error
+        except (struct.error, msgspec.DecodeError):
+            return False  # a value beyond int64 or an odd push block: the tolerant path decides
         row = buffer.count
         buffer.rows += packed
         buffer.count = row + 1
         if status != _SUCCESS:
             # Rare: decode the reason again as a dict to describe it.
-            buffer.failure_reasons[row] = failure_text(_dict(orjson.loads(line).get("Task End Reason")))
-        metrics = event.metrics
-        if metrics is not None and metrics.shuffle_read is not None and status != _RESUBMITTED:
-            push = typed_push(metrics.shuffle_read)
-            if push is not None:
-                buffer.add_push(push)
-        if _has_nonzero_value(event.executor_metrics):
-            executor_metrics = nonzero_executor_metrics(event.executor_metrics)
-            if executor_metrics is not None:
-                self._task_executor_metrics(key[0], key[1], info.executor_id, executor_metrics)
+            try:
+                buffer.failure_reasons[row] = failure_text(_dict(_dict(orjson.loads(line)).get("Task End Reason")))
+            except orjson.JSONDecodeError:
+                buffer.failure_reasons[row] = failure_text({"Reason": event.reason.reason})
+        if push is not None:
+            buffer.add_push(push)
+        if executor_metrics is not None:
+            self._task_executor_metrics(key[0], key[1], info.executor_id, executor_metrics, {})
         return True
 
     def _task_end_dict(self, event: dict[str, Any]) -> None:
@@ -334,26 +504,22 @@ class AppBuilder:
             buffer.failure_reasons[row] = failure_text(reason)
         executor_metrics = event.get("Task Executor Metrics")
         if isinstance(executor_metrics, dict) and executor_metrics:
-            self._task_executor_metrics(stage_id, attempt_id, executor_id, executor_metrics)
+            self._task_executor_metrics(stage_id, attempt_id, executor_id, *metrics_vector(executor_metrics))
 
-    def _task_executor_metrics(self, stage_id: int, attempt_id: int, executor_id: str, metrics: dict[str, Any]) -> None:
-        if not any(metrics.values()):  # all zeros (e.g. local mode without polling): nothing to raise
+    def _task_executor_metrics(
+        self, stage_id: int, attempt_id: int, executor_id: str, values: tuple[int, ...], extra: dict[str, int]
+    ) -> None:
+        # None positive (metrics not polled: zeros and -1): nothing to raise. Same rule as decode_task_ends.
+        if not any(v > 0 for v in values) and not any(v > 0 for v in extra.values()):
             return
-        executor = self._executor(executor_id)
-        _merge_max(executor.peak_metrics, metrics)
-        per_stage = self.stage_exec_peaks.setdefault((stage_id, attempt_id), {})
-        _merge_max(per_stage.setdefault(executor_id, {}), metrics)
+        self._executor(executor_id)
+        self.task_peaks.add_one((stage_id, attempt_id, executor_id), values, extra)
 
     def _task_start_fast(self, line: bytes) -> bool:
-        # Only the executor id matters (the History Server's executor totalTasks counts task starts).
-        marker = line.find(b'"Executor ID":"')
-        if marker < 0:
+        executor_id = task_start_executor(line)
+        if executor_id is None:
             return False
-        start = marker + 15
-        end = line.find(b'"', start)
-        if end < 0 or line.find(b"\\", start, end) >= 0 or not line.endswith((b"}\n", b"}")):
-            return False  # escaped id or torn line: let the full parser decide
-        executor = self.app.executors.get(line[start:end].decode("utf-8", "replace"))
+        executor = self.app.executors.get(executor_id)
         if executor is not None:
             executor.started_tasks += 1
         return True
@@ -640,6 +806,7 @@ class AppBuilder:
             stage.tasks = columns
             if any(push.values()):
                 stage.push_shuffle_read = push
+        self._merge_task_peaks()
         for key, peaks in self.stage_exec_peaks.items():
             stage = app.stages.get(key)
             if stage is not None:
@@ -661,6 +828,21 @@ class AppBuilder:
         app.partial = partial or torn_tail or not self.saw_app_end
         app.status = self._status()
         return app
+
+    def _merge_task_peaks(self) -> None:
+        peaks = self.stage_exec_peaks
+        for (stage_id, attempt_id, executor_id), metrics in self.task_peaks.as_dicts():
+            per_stage = peaks.get((stage_id, attempt_id))
+            if per_stage is None:
+                per_stage = peaks[(stage_id, attempt_id)] = {}
+            known = per_stage.get(executor_id)
+            if known is None:
+                per_stage[executor_id] = metrics
+            else:
+                _merge_max(known, metrics)
+        for executor_id, metrics in self.task_peaks.per_executor().items():
+            _merge_max(self._executor(executor_id).peak_metrics, metrics)
+        self.task_peaks = ExecutorPeaks()
 
     def _status(self) -> AppStatus:
         app = self.app

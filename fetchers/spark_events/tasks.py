@@ -1,9 +1,12 @@
 """SparkListenerTaskEnd -> one compact row of int64, and rows of a stage attempt -> ``TaskColumns``.
 
 TaskEnd is nearly every line of a real log, so it has its own path: a msgspec typed decoder reads only the keys
-we keep (the large ``Accumulables`` list is skipped without being built) and the row is appended to one flat
-``array.array('q')`` per stage attempt. Anything the typed decoder rejects (an odd type, a vendor quirk) goes
-through the tolerant dict path instead, which coerces what it can and reports the rest.
+we keep (the large ``Accumulables`` list is skipped without being built). ``digest_raw`` takes a whole chunk of
+the log at once: it finds the lines in place, decodes its TaskEnds into packed rows and reduces their Task
+Executor Metrics per (stage, executor) with numpy, and counts TaskStarts per executor; the builder merges the
+result (``ChunkDigest``) in one go. The digest is plain data, so it can be made in another process. Anything
+the typed decoder rejects (an odd type, a vendor quirk) sends the chunk line by line through the tolerant
+dict path, which coerces what it can and reports the rest.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import numpy as np
 import orjson
 
 from analyzer.appmodel.spark import TASK_COLUMNS, Int64Array, TaskColumns, TaskStatus
+from fetchers.eventlog import RawChunk
 
 # Raw row layout. Times that Spark logs in ns stay ns here and become float ms once, in ``to_columns``.
 RAW_FIELDS: Final[tuple[str, ...]] = (
@@ -265,8 +269,9 @@ class _ShuffleRead(msgspec.Struct, gc=False):
     local_bytes: int = _f("Local Bytes Read")
     records: int = _f("Total Records Read")
     remote_reqs: int = _f("Remote Requests Duration")
-    push: _PushRead | None = _f("Push Based Shuffle", None)
-    push_old: _PushRead | None = _f("Shuffle Push Read Metrics", None)
+    # Kept raw: nearly always all zeros, which is cheaper to see in the bytes than to decode (see typed_push).
+    push: msgspec.Raw = _f("Push Based Shuffle", msgspec.Raw(b""))
+    push_old: msgspec.Raw = _f("Shuffle Push Read Metrics", msgspec.Raw(b""))
 
 
 class _ShuffleWrite(msgspec.Struct, gc=False):
@@ -306,15 +311,54 @@ class _Reason(msgspec.Struct, gc=False):
     reason: str = _f("Reason", "UnknownReason")
 
 
+# Spark's ExecutorMetricType names (2.4 to 4.x), in the order Spark logs them. Task Executor Metrics with any
+# other key go through the tolerant dict path.
+EXECUTOR_METRICS: Final[tuple[str, ...]] = (
+    "JVMHeapMemory",
+    "JVMOffHeapMemory",
+    "OnHeapExecutionMemory",
+    "OffHeapExecutionMemory",
+    "OnHeapStorageMemory",
+    "OffHeapStorageMemory",
+    "OnHeapUnifiedMemory",
+    "OffHeapUnifiedMemory",
+    "DirectPoolMemory",
+    "MappedPoolMemory",
+    "ProcessTreeJVMVMemory",
+    "ProcessTreeJVMRSSMemory",
+    "ProcessTreePythonVMemory",
+    "ProcessTreePythonRSSMemory",
+    "ProcessTreeOtherVMemory",
+    "ProcessTreeOtherRSSMemory",
+    "MinorGCCount",
+    "MinorGCTime",
+    "MajorGCCount",
+    "MajorGCTime",
+    "TotalGCTime",
+    "ConcurrentGCCount",
+    "ConcurrentGCTime",
+)
+ABSENT: Final = -(2**63)  # a metric the event does not carry
+_METRIC_INDEX: Final = {name: i for i, name in enumerate(EXECUTOR_METRICS)}
+METRICS_ROW: Final = struct.Struct(f"={len(EXECUTOR_METRICS)}q")
+
+_TaskExecutorMetrics = msgspec.defstruct(
+    "_TaskExecutorMetrics",
+    [(name, int, ABSENT) for name in EXECUTOR_METRICS],
+    forbid_unknown_fields=True,
+    array_like=False,
+    gc=False,
+)
+
+
 class TypedTaskEnd(msgspec.Struct, gc=False):
     stage_id: int = _f("Stage ID")
     stage_attempt: int = _f("Stage Attempt ID")
     reason: _Reason | None = _f("Task End Reason", None)
     info: _TaskInfo | None = _f("Task Info", None)
+    # In the order Spark writes them: the decoder finds each key where it expects it.
+    executor_metrics: _TaskExecutorMetrics | None = _f("Task Executor Metrics", None)  # type: ignore[valid-type]
     metrics: _Metrics | None = _f("Task Metrics", None)
-    # Kept raw: on real clusters it is nearly always all zeros, and building a 23-key dict per task costs more
-    # than checking the bytes for a non-zero value.
-    executor_metrics: msgspec.Raw = _f("Task Executor Metrics", msgspec.Raw(b"{}"))
 
 
 TASK_END_DECODER: Final = msgspec.json.Decoder(TypedTaskEnd)
@@ -323,19 +367,31 @@ _EMPTY_WRITE: Final = _ShuffleWrite()
 _EMPTY_INPUT: Final = _Input()
 _EMPTY_OUTPUT: Final = _Output()
 _EMPTY_METRICS: Final = _Metrics()
-# Spark writes compact JSON and executor metrics are never negative: ":<1-9>" is the only sign of a non-zero value.
-NONZERO_VALUE: Final = re.compile(rb":[1-9]")
+_NO_METRICS: Final = METRICS_ROW.pack(*[ABSENT] * len(EXECUTOR_METRICS))
+# The push-based shuffle block as Spark 3.2+ writes it for a task without any: the usual case, seen at once.
+_SPARK_NO_PUSH: Final = msgspec.Raw(
+    b'{"Corrupt Merged Block Chunks":0,"Merged Fetch Fallback Count":0,"Merged Remote Blocks Fetched":0,'
+    b'"Merged Local Blocks Fetched":0,"Merged Remote Chunks Fetched":0,"Merged Local Chunks Fetched":0,'
+    b'"Merged Remote Bytes Read":0,"Merged Local Bytes Read":0,"Merged Remote Requests Duration":0}'
+)
 
 
-def nonzero_executor_metrics(raw: msgspec.Raw) -> dict[str, Any] | None:
-    """The Task Executor Metrics as a dict, or None when absent or all zero."""
-    if not NONZERO_VALUE.search(raw):  # type: ignore[call-overload]
-        return None
-    try:
-        metrics = orjson.loads(memoryview(raw))  # type: ignore[arg-type]
-    except orjson.JSONDecodeError:
-        return None
-    return metrics if isinstance(metrics, dict) else None
+def metrics_vector(metrics: dict[str, Any]) -> tuple[tuple[int, ...], dict[str, int]]:
+    """Task Executor Metrics as a dict -> (values in EXECUTOR_METRICS order, ABSENT where missing; other keys).
+
+    Only integers count (what ``_merge_max`` in the builder accepted); a bool reads as 0 or 1.
+    """
+    values = [ABSENT] * len(EXECUTOR_METRICS)
+    extra: dict[str, int] = {}
+    for name, value in metrics.items():
+        if not isinstance(value, int) or not _INT64_MIN < value <= _INT64_MAX:
+            continue
+        index = _METRIC_INDEX.get(name)
+        if index is None:
+            extra[str(name)] = int(value)
+        else:
+            values[index] = int(value)
+    return tuple(values), extra
 
 
 def typed_row(event: TypedTaskEnd, info: _TaskInfo, status: int, executor: int, host: int) -> bytes:
@@ -385,9 +441,22 @@ def typed_row(event: TypedTaskEnd, info: _TaskInfo, status: int, executor: int, 
     )
 
 
+_PUSH_DECODER: Final = msgspec.json.Decoder(_PushRead | None)
+_NOT_ZERO: Final = re.compile(rb":(?!0[,}])")  # a value other than a plain 0 (Spark writes compact JSON)
+
+
+def _push_block(raw: msgspec.Raw) -> _PushRead | None:
+    if not _NOT_ZERO.search(raw):  # type: ignore[call-overload]
+        return None  # absent, null or all zeros: no push-based reads either way
+    return _PUSH_DECODER.decode(raw)  # raises msgspec.DecodeError: the tolerant path decides
+
+
 def typed_push(read: _ShuffleRead) -> tuple[int, ...] | None:
-    """The task's push-based shuffle reads in PUSH_FIELDS order, or None when there are none."""
-    p = read.push or read.push_old
+    """The task's push-based shuffle reads in PUSH_FIELDS order, or None when there are none.
+
+    Raises msgspec.DecodeError when a block is not what the typed decoder accepts.
+    """
+    p = _push_block(read.push) or _push_block(read.push_old)
     if p is None:
         return None
     values = (
@@ -488,3 +557,335 @@ def dict_row(
         as_int(w.get("Shuffle Write Time")),
         as_int(w.get("Shuffle Records Written")),
     )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Whole chunks of TaskEnd lines at once: what both the serial reader and the parallel worker run.
+
+_STATUS_OF_REASON: Final = {
+    "Success": int(TaskStatus.SUCCESS),
+    "TaskKilled": int(TaskStatus.KILLED),
+    "TaskCommitDenied": int(TaskStatus.KILLED),
+    "Resubmitted": int(TaskStatus.RESUBMITTED),
+}
+_SUCCESS: Final = int(TaskStatus.SUCCESS)
+_FAILED: Final = int(TaskStatus.FAILED)
+_RESUBMITTED: Final = int(TaskStatus.RESUBMITTED)
+EXECUTOR_COLUMN: Final = _COL["executor"]
+HOST_COLUMN: Final = _COL["host"]
+
+
+TASK_END_PREFIX: Final = b'{"Event":"SparkListenerTaskEnd"'
+TASK_START_PREFIX: Final = b'{"Event":"SparkListenerTaskStart"'
+_EXECUTOR_ID_KEY: Final = b'"Executor ID":"'
+
+
+def task_start_executor(line: bytes) -> str | None:
+    """The executor id of a well-formed TaskStart line, found without parsing it; None: let the parser decide.
+
+    Only the executor id matters (the History Server's executor totalTasks counts task starts).
+    """
+    marker = line.find(_EXECUTOR_ID_KEY)
+    if marker < 0:
+        return None
+    start = marker + len(_EXECUTOR_ID_KEY)
+    end = line.find(b'"', start)
+    if end < 0 or line.find(b"\\", start, end) >= 0 or not line.endswith((b"}\n", b"}")):
+        return None  # escaped id or torn line
+    return line[start:end].decode("utf-8", "replace")
+
+
+@dataclass(slots=True)
+class TaskEndBatch:
+    """The task lines of one chunk, decoded. Executors and hosts are indexes into this batch's own lists."""
+
+    rows: bytes  # packed ROW records, one per TaskEnd line, in line order
+    count: int  # TaskEnd lines
+    stage_keys: list[tuple[int, int]]  # distinct (stage id, attempt id), first seen first
+    stage_of_row: list[int]  # index into stage_keys per row
+    executors: list[str]
+    hosts: list[str]
+    failures: list[tuple[int, str]]  # (row, failure text) of tasks that did not succeed
+    push: list[tuple[int, tuple[int, ...]]]  # (stage key index, push-based shuffle reads) of tasks that count
+    peak_keys: list[tuple[int, int, str]]  # (stage id, attempt id, executor id) with non-zero executor metrics
+    peaks: Int64Array  # max Task Executor Metrics per peak key, ABSENT where never logged
+    peak_first_rows: list[int]  # per peak key, the row that raised it first
+
+
+@dataclass(slots=True)
+class ChunkDigest:
+    """A chunk of lines as the builder needs it: the task lines decoded, every other line as is, with its place.
+
+    With ``batch`` None (a TaskEnd needs the tolerant path) only ``lines``, every line of the chunk, is set.
+    """
+
+    line_count: int
+    line_bytes: int  # sum of the lines' lengths
+    batch: TaskEndBatch | None
+    task_end_lines: list[int]  # line number in the chunk of each TaskEnd row
+    start_lines: list[int]  # line numbers of the well-formed TaskStart lines
+    start_executors: list[str]  # and the executor each names
+    others: list[tuple[int, bytes]]  # every other line, with its line number
+    lines: list[bytes] | None = None
+
+
+def digest_chunk(chunk: list[bytes]) -> ChunkDigest:
+    """Consecutive lines of a log (bytes, a trailing newline allowed) as ``AppBuilder.feed_digest`` takes them."""
+    task_ends: list[bytes] = []
+    task_end_lines: list[int] = []
+    start_lines: list[int] = []
+    start_executors: list[str] = []
+    others: list[tuple[int, bytes]] = []
+    for number, line in enumerate(chunk):
+        if line.startswith(TASK_END_PREFIX):
+            task_ends.append(line)
+            task_end_lines.append(number)
+            continue
+        if line.startswith(TASK_START_PREFIX):
+            executor_id = task_start_executor(line)
+            if executor_id is not None:
+                start_lines.append(number)
+                start_executors.append(executor_id)
+                continue
+        others.append((number, line))
+    batch = None if _task_end_among(others) else decode_task_ends(task_ends)
+    line_bytes = sum(map(len, chunk))
+    if batch is None:
+        return ChunkDigest(len(chunk), line_bytes, None, [], [], [], [], lines=chunk)
+    return ChunkDigest(len(chunk), line_bytes, batch, task_end_lines, start_lines, start_executors, others)
+
+
+def digest_raw(chunk: RawChunk) -> ChunkDigest:
+    """``digest_chunk(chunk.lines())`` without splitting the chunk into line objects: lines are found in place
+    and TaskEnds decoded from views of the chunk."""
+    data, end = chunk.data, chunk.end
+    view = memoryview(data)
+    task_ends: list[memoryview | bytes] = []
+    task_end_lines: list[int] = []
+    start_lines: list[int] = []
+    start_executors: list[str] = []
+    others: list[tuple[int, bytes]] = []
+    number = 0
+    line_bytes = 0
+    first = chunk.first
+    if first:  # the line begun in earlier chunks: the same sorting as in the loop below
+        if first.startswith(TASK_END_PREFIX):
+            task_ends.append(first)
+            task_end_lines.append(0)
+        elif first.startswith(TASK_START_PREFIX) and (executor_id := _task_start_executor_at(first, 0, len(first))):
+            start_lines.append(0)
+            start_executors.append(executor_id)
+        else:
+            others.append((0, first))
+        number, line_bytes = 1, len(first)
+    find, startswith = data.find, data.startswith
+    position = chunk.start
+    while position < end:
+        newline = find(b"\n", position)
+        if newline == position:  # an empty line is not a line
+            position += 1
+            continue
+        if startswith(TASK_END_PREFIX, position):
+            task_ends.append(view[position:newline])
+            task_end_lines.append(number)
+        elif startswith(TASK_START_PREFIX, position) and (
+            executor_id := _task_start_executor_at(data, position, newline)
+        ):
+            start_lines.append(number)
+            start_executors.append(executor_id)
+        else:
+            others.append((number, data[position:newline]))
+        line_bytes += newline - position
+        number += 1
+        position = newline + 1
+    batch = None if _task_end_among(others) else decode_task_ends(task_ends)
+    if batch is None:
+        return digest_chunk(chunk.lines())
+    return ChunkDigest(number, line_bytes, batch, task_end_lines, start_lines, start_executors, others)
+
+
+def _task_end_among(others: list[tuple[int, bytes]]) -> bool:
+    """A TaskEnd written differently (spaces, a package name, an escape): the chunk is read line by line so its
+    row keeps its place among the others."""
+    return any(b"TaskEnd" in line or b"\\u" in line for _, line in others)
+
+
+def _task_start_executor_at(data: bytes, start: int, end: int) -> str | None:
+    """``task_start_executor(data[start:end])`` (a line without its newline) without copying the line."""
+    marker = data.find(_EXECUTOR_ID_KEY, start, end)
+    if marker < 0:
+        return None
+    begin = marker + len(_EXECUTOR_ID_KEY)
+    close = data.find(b'"', begin, end)
+    if close < 0 or data.find(b"\\", begin, close) >= 0 or data[end - 1] != 0x7D:  # 0x7D: "}"
+        return None  # escaped id or torn line
+    return data[begin:close].decode("utf-8", "replace")
+
+
+def decode_task_ends(lines: list[memoryview | bytes]) -> TaskEndBatch | None:
+    """Every TaskEnd line decoded by the typed decoder; None when one needs the tolerant path."""
+    decode = TASK_END_DECODER.decode
+    try:
+        events = [decode(line) for line in lines]
+    except msgspec.DecodeError:
+        return None
+    metric_rows = bytearray()  # the Task Executor Metrics of each row, ABSENT when not logged
+    stage_index: dict[tuple[int, int], int] = {}
+    stage_keys: list[tuple[int, int]] = []
+    stage_of_row: list[int] = []
+    executors, hosts = Interner(), Interner()
+    failures: list[tuple[int, str]] = []
+    push: list[tuple[int, tuple[int, ...]]] = []
+    packed = bytearray()
+    status_of = _STATUS_OF_REASON.get
+    pack_metrics = METRICS_ROW.pack
+    astuple = msgspec.structs.astuple
+    no_metrics = _NO_METRICS
+    try:
+        for row, event in enumerate(events):
+            info, reason = event.info, event.reason
+            if info is None or reason is None:
+                return None
+            status = status_of(reason.reason, _FAILED)
+            key = (event.stage_id, event.stage_attempt)
+            stage = stage_index.get(key)
+            if stage is None:
+                stage = stage_index[key] = len(stage_keys)
+                stage_keys.append(key)
+            stage_of_row.append(stage)
+            executor = executors.ids.get(info.executor_id)
+            if executor is None:
+                executor = executors(info.executor_id)
+            host = hosts.ids.get(info.host)
+            if host is None:
+                host = hosts(info.host)
+            packed += typed_row(event, info, status, executor, host)
+            if status != _SUCCESS:  # rare: decode the reason again as a dict to describe it
+                failures.append((row, failure_text(_dict(_dict(orjson.loads(lines[row])).get("Task End Reason")))))
+            metrics = event.metrics
+            if metrics is not None and metrics.shuffle_read is not None and status != _RESUBMITTED:
+                read = metrics.shuffle_read
+                if not (read.push == _SPARK_NO_PUSH and not read.push_old):  # Spark 3.2+ writes zeros: skip them
+                    values = typed_push(read)
+                    if values is not None:
+                        push.append((stage, values))
+            executor_metrics = event.executor_metrics
+            metric_rows += no_metrics if executor_metrics is None else pack_metrics(*astuple(executor_metrics))
+    except (struct.error, orjson.JSONDecodeError, msgspec.DecodeError):  # the tolerant path reports the line
+        return None
+    peak_keys, peaks, peak_first_rows = _reduce_peaks(packed, metric_rows, stage_of_row, stage_keys, executors.values)
+    return TaskEndBatch(
+        rows=bytes(packed),
+        count=len(events),
+        stage_keys=stage_keys,
+        stage_of_row=stage_of_row,
+        executors=executors.values,
+        hosts=hosts.values,
+        failures=failures,
+        push=push,
+        peak_keys=peak_keys,
+        peaks=peaks,
+        peak_first_rows=peak_first_rows,
+    )
+
+
+def _reduce_peaks(
+    packed: bytearray,
+    metric_rows: bytearray,
+    stage_of_row: list[int],
+    stage_keys: list[tuple[int, int]],
+    executors: list[str],
+) -> tuple[list[tuple[int, int, str]], Int64Array, list[int]]:
+    """Per (stage, executor), first seen first: the max of the tasks' executor metrics, and the first row."""
+    width = len(EXECUTOR_METRICS)
+    values = np.frombuffer(metric_rows, dtype=np.int64).reshape(-1, width)
+    counts = (values > 0).any(axis=1)  # none positive (metrics not polled: zeros and -1): nothing to raise
+    if not counts.any():
+        return [], np.zeros((0, width), np.int64), []
+    rows = np.frombuffer(packed, dtype=np.int64).reshape(-1, WIDTH)
+    pairs = np.stack(
+        (np.array(stage_of_row, dtype=np.int64), rows[:, EXECUTOR_COLUMN], np.arange(len(rows), dtype=np.int64)),
+        axis=1,
+    )[counts]
+    group = pairs[:, 0] * len(executors) + pairs[:, 1]
+    unique, first, inverse = np.unique(group, return_index=True, return_inverse=True)
+    reduced = np.full((len(unique), width), ABSENT, dtype=np.int64)
+    np.maximum.at(reduced, inverse.reshape(-1), values[counts])
+    order = np.argsort(first, kind="stable")
+    keys = [(*stage_keys[g // len(executors)], executors[g % len(executors)]) for g in unique[order].tolist()]
+    return keys, reduced[order], pairs[first[order], 2].tolist()
+
+
+class ExecutorPeaks:
+    """Peak Task Executor Metrics per (stage id, attempt id, executor id), as int64 rows until ``finish``."""
+
+    __slots__ = ("extra", "index", "values")
+
+    def __init__(self) -> None:
+        self.index: dict[tuple[int, int, str], int] = {}
+        self.values: Int64Array = np.full((256, len(EXECUTOR_METRICS)), ABSENT, dtype=np.int64)
+        self.extra: dict[tuple[int, int, str], dict[str, int]] = {}  # metrics Spark does not define
+
+    def _row(self, key: tuple[int, int, str]) -> int:
+        row = self.index.get(key)
+        if row is None:
+            row = self.index[key] = len(self.index)
+            if row == len(self.values):
+                grown = np.full((2 * row, len(EXECUTOR_METRICS)), ABSENT, dtype=np.int64)
+                grown[:row] = self.values
+                self.values = grown
+        return row
+
+    def add(self, keys: list[tuple[int, int, str]], values: Int64Array) -> None:
+        """Raise the peaks of distinct ``keys`` to ``values`` (one row per key)."""
+        if not keys:
+            return
+        get = self.index.get
+        found = [get(key, -1) for key in keys]
+        if -1 in found:
+            found = [self._row(key) for key in keys]
+        rows = np.array(found, dtype=np.intp)
+        self.values[rows] = np.maximum(self.values[rows], values)
+
+    def add_one(self, key: tuple[int, int, str], values: tuple[int, ...], extra: dict[str, int]) -> None:
+        row = self._row(key)
+        np.maximum(self.values[row], np.array(values, dtype=np.int64), out=self.values[row])
+        if extra:
+            target = self.extra.setdefault(key, {})
+            for name, value in extra.items():
+                if value > target.get(name, ABSENT):
+                    target[name] = value
+
+    def as_dicts(self) -> list[tuple[tuple[int, int, str], dict[str, int]]]:
+        """(key, metrics) with the metrics Spark would keep: non-negative values only."""
+        values = self.values[: len(self.index)]
+        rows = values.tolist()
+        if not self.extra and bool((values >= 0).all()):  # the usual case: every metric logged, none negative
+            return [
+                (key, dict(zip(EXECUTOR_METRICS, row, strict=True))) for key, row in zip(self.index, rows, strict=True)
+            ]
+        result: list[tuple[tuple[int, int, str], dict[str, int]]] = []
+        for key, row in zip(self.index, rows, strict=True):
+            metrics = {name: value for name, value in zip(EXECUTOR_METRICS, row, strict=True) if value >= 0}
+            extra = self.extra.get(key)
+            if extra:
+                metrics.update((name, value) for name, value in extra.items() if value >= 0)
+            result.append((key, metrics))
+        return result
+
+    def per_executor(self) -> dict[str, dict[str, int]]:
+        """Executor id -> its peaks over every stage attempt, non-negative values only."""
+        executor_ids = list(dict.fromkeys(key[2] for key in self.index))
+        number = {executor_id: i for i, executor_id in enumerate(executor_ids)}
+        groups = np.fromiter((number[key[2]] for key in self.index), dtype=np.intp, count=len(self.index))
+        peaks = np.full((len(executor_ids), len(EXECUTOR_METRICS)), ABSENT, dtype=np.int64)
+        np.maximum.at(peaks, groups, self.values[: len(self.index)])
+        result = {}
+        for executor_id, row in zip(executor_ids, peaks.tolist(), strict=True):
+            result[executor_id] = {name: value for name, value in zip(EXECUTOR_METRICS, row, strict=True) if value >= 0}
+        for (_, _, executor_id), extra in self.extra.items():
+            target = result[executor_id]
+            for name, value in extra.items():
+                if value >= 0 and value > target.get(name, -1):
+                    target[name] = value
+        return result
