@@ -8,7 +8,7 @@ writer) may end in a torn line: it is still yielded, and the JSON parser counts 
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from itertools import chain
 from types import TracebackType
@@ -97,7 +97,7 @@ class LineStream:
         if not readable:
             raise EventLogError(f"{log.path}: cannot read any part of the event log")
 
-    def _generate(self) -> Iterator[RawChunk]:
+    def _generate(self) -> Generator[RawChunk, None, None]:
         for part in self.log.parts:
             yield from self._part_lines(part)
 

@@ -808,9 +808,9 @@ class AppBuilder:
                 stage.push_shuffle_read = push
         self._merge_task_peaks()
         for key, peaks in self.stage_exec_peaks.items():
-            stage = app.stages.get(key)
-            if stage is not None:
-                stage.executor_peak_metrics = peaks
+            peaked = app.stages.get(key)
+            if peaked is not None:
+                peaked.executor_peak_metrics = peaks
         app.executor_ids = list(self.executors.values)
         app.hosts = list(self.hosts.values)
         for executor_id in app.executor_ids:  # tasks on an executor the log never announced

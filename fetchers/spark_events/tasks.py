@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import re
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -218,7 +219,7 @@ class TaskBuffer:
             "executor_cpu_time_ms": col("executor_cpu_time_ns") / 1e6,
             "shuffle_write_time_ms": col("shuffle_write_time_ns") / 1e6,
         }
-        arrays = {
+        arrays: dict[str, Any] = {
             name: np.ascontiguousarray(derived[name] if name in derived else col(name), dtype=dtype)
             for name, dtype in TASK_COLUMNS
         }
@@ -446,7 +447,7 @@ _NOT_ZERO: Final = re.compile(rb":(?!0[,}])")  # a value other than a plain 0 (S
 
 
 def _push_block(raw: msgspec.Raw) -> _PushRead | None:
-    if not _NOT_ZERO.search(raw):  # type: ignore[call-overload]
+    if not _NOT_ZERO.search(raw):
         return None  # absent, null or all zeros: no push-based reads either way
     return _PUSH_DECODER.decode(raw)  # raises msgspec.DecodeError: the tolerant path decides
 
@@ -722,7 +723,7 @@ def _task_start_executor_at(data: bytes, start: int, end: int) -> str | None:
     return data[begin:close].decode("utf-8", "replace")
 
 
-def decode_task_ends(lines: list[memoryview | bytes]) -> TaskEndBatch | None:
+def decode_task_ends(lines: Sequence[memoryview | bytes]) -> TaskEndBatch | None:
     """Every TaskEnd line decoded by the typed decoder; None when one needs the tolerant path."""
     decode = TASK_END_DECODER.decode
     try:
