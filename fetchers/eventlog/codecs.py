@@ -260,47 +260,18 @@ _LZ4_COMPRESSED: Final = 0x20
 _LZ4_SEED: Final = 0x9747B28C
 
 
-# Checksums are verified in batches this big; the batch only holds references to blocks already decoded.
-_CHECK_BATCH: Final = 4 << 20
-
-
 def _lz4(fh: BinaryIO, report: Report, chunk_size: int) -> Iterator[bytes]:
-    pending: list[bytes] = []
-    size = 0
-    unchecked: list[tuple[int, int, bytes]] = []
-    unchecked_size = 0
-    failed = False
+    return _coalesced(_checked(_lz4_blocks(fh), report), chunk_size)
 
-    def verify() -> None:
-        nonlocal unchecked, unchecked_size, failed
-        if unchecked and not failed:
-            hashes = xxh32_low28_many([block for _, _, block in unchecked], _LZ4_SEED)
-            for (offset, expected, _), actual in zip(unchecked, hashes, strict=True):
-                if actual != expected:
-                    report(f"lz4 block at byte {offset} fails its checksum; its lines may be damaged", True)
-                    failed = True  # one warning per part is enough
-                    break
-        unchecked, unchecked_size = [], 0
 
-    try:
-        for offset, checksum, block in _lz4_blocks(fh):
-            unchecked.append((offset, checksum, block))
-            unchecked_size += len(block)
-            if unchecked_size >= _CHECK_BATCH:
-                verify()
-            pending.append(block)
-            size += len(block)
-            if size >= chunk_size:
-                yield b"".join(pending)
-                pending, size = [], 0
-    except StreamProblem:
-        if pending:
-            yield b"".join(pending)
-        verify()
-        raise
-    if pending:
-        yield b"".join(pending)
-    verify()
+def _checked(blocks: Iterator[tuple[int, int, bytes]], report: Report) -> Iterator[bytes]:
+    """Each block's raw bytes, its lz4-java checksum verified; one warning per part is enough."""
+    intact = True
+    for offset, checksum, block in blocks:
+        if intact and xxh32_low28(block, _LZ4_SEED) != checksum:
+            report(f"lz4 block at byte {offset} fails its checksum; its lines may be damaged", True)
+            intact = False
+        yield block
 
 
 def _lz4_blocks(fh: BinaryIO) -> Iterator[tuple[int, int, bytes]]:
@@ -486,6 +457,6 @@ _DECODERS: Final[dict[str | None, Callable[[BinaryIO, Report, int], Iterator[byt
 }
 
 
-def xxh32_low28_many(blocks: list[bytes], seed: int) -> list[int]:
-    """Low 28 bits of xxHash32 of each block (what lz4-java compares)."""
-    return [xxhash.xxh32_intdigest(block, seed) & 0xFFFFFFF for block in blocks]
+def xxh32_low28(block: bytes, seed: int) -> int:
+    """Low 28 bits of xxHash32 of a block (what lz4-java compares)."""
+    return int(xxhash.xxh32_intdigest(block, seed)) & 0xFFFFFFF
