@@ -44,8 +44,13 @@ class LiveHistoryServer:
 
 @contextmanager
 def live_history_server(
-    log_dir: Path, expected_apps: int, work_dir: Path, timeout_s: float = 180
+    log_dir: Path,
+    expected_apps: int,
+    work_dir: Path,
+    timeout_s: float = 180,
+    conf: dict[str, str] | None = None,
 ) -> Iterator[LiveHistoryServer]:
+    """A History Server on ``log_dir``, once it lists ``expected_apps``; ``conf`` adds spark.history.* settings."""
     import pyspark
 
     jars = Path(pyspark.__file__).resolve().parent / "jars"
@@ -59,6 +64,7 @@ def live_history_server(
         f"-Dspark.history.ui.port={port}",
         "-Dspark.history.fs.update.interval=1s",
         "-Dspark.ui.bindAddress=127.0.0.1",
+        *(f"-D{key}={value}" for key, value in (conf or {}).items()),
         "org.apache.spark.deploy.history.HistoryServer",
     ]
     with (work_dir / "history-server.log").open("wb") as output:
