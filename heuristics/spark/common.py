@@ -25,6 +25,17 @@ def executor_sums(app: SparkApp, column: str, *, finished_only: bool = True) -> 
     return weighted_bincount(index[keep], values[keep], size)[:size]
 
 
+def executor_maxima(app: SparkApp, column: str) -> npt.NDArray[np.float64]:
+    """Per executor index (into app.executor_ids), the largest value of a task column over all stage attempts."""
+    table = task_table(app)
+    size = len(app.executor_ids)
+    index = table.column("executor")
+    keep = (index >= 0) & (index < size)
+    maxima = np.zeros(size, dtype=np.float64)
+    np.maximum.at(maxima, index[keep], table.column(column)[keep].astype(np.float64))
+    return maxima
+
+
 def task_executors(app: SparkApp) -> list[Executor]:
     """Executors that ran tasks (the driver alone in local mode); rebuilt from task columns if none logged."""
     executors = app.task_executors()

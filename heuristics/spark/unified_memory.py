@@ -9,6 +9,7 @@ from heuristics.spark.common import (
     SPARK,
     conf_bytes,
     conf_float,
+    executor_maxima,
     local_mode,
     peak,
     task_executors,
@@ -36,6 +37,9 @@ class UnifiedMemory(Heuristic["UnifiedMemory.Config"]):
         The highest peak of unified memory (on-heap execution plus storage memory) over all executors, as a
         share of the unified memory region each executor had (the block manager's maximum memory), from the
         executor metrics in the event log. Lower is worse: the memory was allocated but never used.
+        Executor metrics are sampled at heartbeats and miss short execution peaks, so an executor's peak is
+        never taken below what its tasks measured exactly: its largest task's peak execution memory times its
+        cores (the tasks that may run at once).
 
     Why it matters:
         Memory that executors reserve but never use is taken from other apps on the cluster; on YARN and
@@ -70,7 +74,18 @@ class UnifiedMemory(Heuristic["UnifiedMemory.Config"]):
         memory = conf_bytes(app, key, warnings) or GIB  # Spark's default is 1g
         fraction = conf_float(app, "spark.memory.fraction", warnings)
         executors = task_executors(app)
-        peaks = {e.executor_id: p for e in executors if (p := unified_peak(e)) is not None}
+        task_peaks = executor_maxima(app, "peak_execution_memory")
+        position = {executor_id: i for i, executor_id in enumerate(app.executor_ids)}
+
+        def concurrent_task_peak(executor: Executor) -> int:
+            i = position.get(executor.executor_id)
+            return 0 if i is None else int(task_peaks[i]) * max(executor.cores, 1)
+
+        peaks = {
+            e.executor_id: max(sampled, concurrent_task_peak(e))
+            for e in executors
+            if (sampled := unified_peak(e)) is not None
+        }
         max_memory = max((e.max_onheap_memory or e.max_memory for e in executors), default=0)
         details = [(key, format_bytes(memory)), ("Unified memory per executor", format_bytes(max_memory))]
         if memory <= cfg.min_executor_memory_gib * GIB:

@@ -23,6 +23,9 @@ from spark_app_builder import build_app, substitute
 from heuristics import Heuristic, HeuristicResult, Severity, Thresholds, load_suite
 
 CASES_DIR = Path(__file__).with_name("cases")
+CASE_KEYS = frozenset(
+    {"name", "app", "template", "vars", "config", "expect", "score", "detail", "decided_by_rule", "not_judged"}
+)
 
 
 def load_cases() -> list[Any]:
@@ -32,6 +35,8 @@ def load_cases() -> list[Any]:
         templates = data.get("templates") or {}
         lesser_of = frozenset(data.get("lesser_of") or ())
         for case in data["cases"]:
+            unknown = set(case) - CASE_KEYS
+            assert not unknown, f"{path.name}: case {case.get('name')!r} has unknown keys {sorted(unknown)}"
             params.append(
                 pytest.param(data["heuristic"], case, templates, lesser_of, id=f"{path.stem}: {case['name']}")
             )
