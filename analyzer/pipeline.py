@@ -155,6 +155,7 @@ class AnalysisReport:
             "heuristics": [f.to_json_dict() for f in self.findings],
             "stages": [{key: plain(getattr(row, key, None)) for key in STAGE_JSON_KEYS} for row in self.stages],
             "warnings": list(self.warnings),
+            "parse_stats": self.parse_stats,  # what the reader skipped: malformed lines, unknown events and keys
         }
 
 

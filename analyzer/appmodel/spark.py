@@ -292,7 +292,16 @@ class SqlExecution:
 
 @dataclass(slots=True)
 class ParseStats:
-    """What the reader saw and skipped: nothing is silently dropped."""
+    """What the reader saw and skipped: nothing is silently dropped.
+
+    ``unknown_keys`` names keys no Spark version writes, so a user sees when a writer logs fields Hindsight does
+    not read yet: ``"<Event>.<Key>"``, or the path down a nested object that is checked
+    (``"SparkListenerTaskEnd.Task Metrics.Foo"``). Every line of the other handled events is checked; TaskEnd
+    keys are sampled, from the first TaskEnd of each chunk the reader decodes (and every TaskEnd the tolerant
+    path reads), because a writer's schema does not change within a log and the hot path must stay fast. So
+    a count there is of sampled lines, not of every line that carries the key. TaskStarts are counted without
+    being parsed: only those the tolerant path parses are checked.
+    """
 
     lines: int = 0
     events: int = 0
@@ -300,6 +309,7 @@ class ParseStats:
     malformed_lines: int = 0
     unknown_events: dict[str, int] = field(default_factory=dict)  # event name -> count
     skipped_events: int = 0  # known events ignored on purpose (e.g. BlockUpdated)
+    unknown_keys: dict[str, int] = field(default_factory=dict)  # "<Event>[.<Object>...].<Key>" -> lines seen with it
 
 
 @dataclass(slots=True)

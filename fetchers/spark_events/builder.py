@@ -35,6 +35,7 @@ from analyzer.appmodel.spark import (
     StageStatus,
     TaskStatus,
 )
+from fetchers.spark_events.known_keys import count_unknown_keys, merge_counts
 from fetchers.spark_events.tasks import (
     EXECUTOR_COLUMN,
     HOST_COLUMN,
@@ -55,6 +56,7 @@ from fetchers.spark_events.tasks import (
     digest_chunk,
     failure_text,
     metrics_vector,
+    sample_task_end,
     task_start_executor,
     task_status,
     typed_push,
@@ -163,6 +165,16 @@ def _str_pairs(value: Any) -> list[tuple[str, str]]:
         if isinstance(item, list | tuple) and len(item) == 2:
             pairs.append((str(item[0]), _str(item[1])))
     return pairs
+
+
+def _unknown_summary(event_types: int, keys: int) -> str:
+    """'3 unknown event types and 2 unknown keys', leaving out a zero; '' when both are zero."""
+    parts = [
+        f"{number} unknown {noun}{'' if number == 1 else 's'}"
+        for number, noun in ((event_types, "event type"), (keys, "key"))
+        if number
+    ]
+    return " and ".join(parts)
 
 
 def _merge_max(target: dict[str, int], metrics: dict[str, Any]) -> None:
@@ -322,6 +334,8 @@ class AppBuilder:
                 self._buffer(*name)
 
     def _merge_batch(self, batch: TaskEndBatch) -> None:
+        if batch.unknown_keys:
+            merge_counts(self.stats.unknown_keys, batch.unknown_keys)
         if not batch.count:
             return
         rows = np.frombuffer(batch.rows, dtype=np.int64).reshape(-1, WIDTH)
@@ -367,13 +381,21 @@ class AppBuilder:
             self._feed_generic(line)
 
     def feed_lines(self, lines: Iterable[bytes]) -> None:
-        """Line by line, each TaskEnd on its own (the path for chunks a batch cannot stand for)."""
+        """Line by line, each TaskEnd on its own (the path for chunks a batch cannot stand for).
+
+        Like a batch, the first TaskEnd the typed decoder reads is checked for unknown keys; the tolerant path
+        checks every line it reads.
+        """
         stats = self.stats
+        sampled = False
         for line in lines:
             stats.lines += 1
             stats.bytes_read += len(line)
             if line.startswith(_TASK_END_PREFIX):
                 if self._task_end_typed(line):
+                    if not sampled:
+                        sampled = True
+                        sample_task_end(line, stats.unknown_keys)
                     stats.events += 1
                     continue
             elif line.startswith(_TASK_START_PREFIX) and self._task_start_fast(line):
@@ -405,6 +427,7 @@ class AppBuilder:
                 stats.unknown_events[name] = stats.unknown_events.get(name, 0) + 1
             stats.events += 1
             return
+        count_unknown_keys(name, event, stats.unknown_keys)
         try:
             handler(event)
         except (BadValue, MalformedEvent, TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError):
@@ -818,6 +841,9 @@ class AppBuilder:
         torn_tail = self.stats.lines > 0 and self.last_malformed_line == self.stats.lines
         if self.stats.malformed_lines:
             app.warnings.append(f"skipped {self.stats.malformed_lines} malformed line(s)")
+        unknown = _unknown_summary(len(self.stats.unknown_events), len(self.stats.unknown_keys))
+        if unknown:
+            app.warnings.append(f"skipped {unknown} (see parse_stats)")
         if torn_tail:
             app.warnings.append("the last line is cut short: the log was truncated or is still being written")
         if not self.saw_app_end:

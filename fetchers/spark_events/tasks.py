@@ -24,6 +24,7 @@ import orjson
 
 from analyzer.appmodel.spark import TASK_COLUMNS, Int64Array, TaskColumns, TaskStatus
 from fetchers.eventlog import RawChunk
+from fetchers.spark_events.known_keys import EXECUTOR_METRICS, count_unknown_keys
 
 # Raw row layout. Times that Spark logs in ns stay ns here and become float ms once, in ``to_columns``.
 RAW_FIELDS: Final[tuple[str, ...]] = (
@@ -312,37 +313,11 @@ class _Reason(msgspec.Struct, gc=False):
     reason: str = _f("Reason", "UnknownReason")
 
 
-# Spark's ExecutorMetricType names (2.4 to 4.x), in the order Spark logs them. Task Executor Metrics with any
-# other key go through the tolerant dict path.
-EXECUTOR_METRICS: Final[tuple[str, ...]] = (
-    "JVMHeapMemory",
-    "JVMOffHeapMemory",
-    "OnHeapExecutionMemory",
-    "OffHeapExecutionMemory",
-    "OnHeapStorageMemory",
-    "OffHeapStorageMemory",
-    "OnHeapUnifiedMemory",
-    "OffHeapUnifiedMemory",
-    "DirectPoolMemory",
-    "MappedPoolMemory",
-    "ProcessTreeJVMVMemory",
-    "ProcessTreeJVMRSSMemory",
-    "ProcessTreePythonVMemory",
-    "ProcessTreePythonRSSMemory",
-    "ProcessTreeOtherVMemory",
-    "ProcessTreeOtherRSSMemory",
-    "MinorGCCount",
-    "MinorGCTime",
-    "MajorGCCount",
-    "MajorGCTime",
-    "TotalGCTime",
-    "ConcurrentGCCount",
-    "ConcurrentGCTime",
-)
 ABSENT: Final = -(2**63)  # a metric the event does not carry
 _METRIC_INDEX: Final = {name: i for i, name in enumerate(EXECUTOR_METRICS)}
 METRICS_ROW: Final = struct.Struct(f"={len(EXECUTOR_METRICS)}q")
 
+# Task Executor Metrics with a key other than EXECUTOR_METRICS go through the tolerant dict path.
 _TaskExecutorMetrics = msgspec.defstruct(
     "_TaskExecutorMetrics",
     [(name, int, ABSENT) for name in EXECUTOR_METRICS],
@@ -576,6 +551,7 @@ EXECUTOR_COLUMN: Final = _COL["executor"]
 HOST_COLUMN: Final = _COL["host"]
 
 
+TASK_END_NAME: Final = "SparkListenerTaskEnd"
 TASK_END_PREFIX: Final = b'{"Event":"SparkListenerTaskEnd"'
 TASK_START_PREFIX: Final = b'{"Event":"SparkListenerTaskStart"'
 _EXECUTOR_ID_KEY: Final = b'"Executor ID":"'
@@ -611,6 +587,7 @@ class TaskEndBatch:
     peak_keys: list[tuple[int, int, str]]  # (stage id, attempt id, executor id) with non-zero executor metrics
     peaks: Int64Array  # max Task Executor Metrics per peak key, ABSENT where never logged
     peak_first_rows: list[int]  # per peak key, the row that raised it first
+    unknown_keys: dict[str, int] = field(default_factory=dict)  # of the first TaskEnd only: see sample_task_end
 
 
 @dataclass(slots=True)
@@ -775,6 +752,9 @@ def decode_task_ends(lines: Sequence[memoryview | bytes]) -> TaskEndBatch | None
     except (struct.error, orjson.JSONDecodeError, msgspec.DecodeError):  # the tolerant path reports the line
         return None
     peak_keys, peaks, peak_first_rows = _reduce_peaks(packed, metric_rows, stage_of_row, stage_keys, executors.values)
+    unknown_keys: dict[str, int] = {}
+    if lines:
+        sample_task_end(lines[0], unknown_keys)
     return TaskEndBatch(
         rows=bytes(packed),
         count=len(events),
@@ -787,7 +767,22 @@ def decode_task_ends(lines: Sequence[memoryview | bytes]) -> TaskEndBatch | None
         peak_keys=peak_keys,
         peaks=peaks,
         peak_first_rows=peak_first_rows,
+        unknown_keys=unknown_keys,
     )
+
+
+def sample_task_end(line: memoryview | bytes, counts: dict[str, int]) -> None:
+    """Count the unknown keys of one TaskEnd the typed decoder read (it skips them unseen).
+
+    One line per chunk stands for all: a writer's schema does not change within a log, and parsing every TaskEnd
+    again as a dict would double the cost of the hot path.
+    """
+    try:
+        event = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return
+    if isinstance(event, dict):
+        count_unknown_keys(TASK_END_NAME, event, counts)
 
 
 def _reduce_peaks(

@@ -45,7 +45,7 @@ def test_a_log_prints_one_json_object_with_the_contract_keys_and_types(refdata: 
     scalar_types = {
         "source": str, "app_id": str, "app_name": str, "user": str, "spark_version": str, "start_ms": int,
         "end_ms": int, "status": str, "partial": bool, "severity": str, "score": int, "metrics": dict,
-        "heuristics": list, "stages": list, "warnings": list,
+        "heuristics": list, "stages": list, "warnings": list, "parse_stats": dict,
     }  # fmt: skip
     for key, expected in scalar_types.items():
         assert isinstance(record[key], expected), key

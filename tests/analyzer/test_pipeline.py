@@ -115,6 +115,7 @@ def test_json_object_has_the_contract_keys_and_types() -> None:
         "heuristics": list,
         "stages": list,
         "warnings": list,
+        "parse_stats": dict,
     }
     for key, expected in expected_types.items():
         assert isinstance(record[key], expected), key
@@ -160,6 +161,17 @@ def test_an_empty_app_gives_a_report_not_a_crash() -> None:
     report = analyze(SparkApp(app_id="empty"), FixedSuite())
     assert isinstance(report, AnalysisReport)
     assert report.to_json_dict()["metrics"]["runtime_ms"] is None
+
+
+def test_the_unknown_events_and_keys_a_read_skipped_reach_the_json_and_the_warnings() -> None:
+    app = small_app()
+    app.stats.unknown_events["MyListenerEvent"] = 2
+    app.stats.unknown_keys["SparkListenerTaskEnd.Task Metrics.GPU Time"] = 1
+    app.warnings.append("skipped 1 unknown event type and 1 unknown key (see parse_stats)")
+    record = orjson.loads(orjson.dumps(analyze(app, FixedSuite()).to_json_dict()))
+    assert record["parse_stats"]["unknown_events"] == {"MyListenerEvent": 2}
+    assert record["parse_stats"]["unknown_keys"] == {"SparkListenerTaskEnd.Task Metrics.GPU Time": 1}
+    assert "skipped 1 unknown event type and 1 unknown key (see parse_stats)" in record["warnings"]
 
 
 def test_a_real_log_with_the_built_in_heuristics(refdata: Path) -> None:

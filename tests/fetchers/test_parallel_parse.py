@@ -157,6 +157,23 @@ def test_a_malformed_truncated_log_gives_the_same_app_on_two_cores(spark_411_log
 
 
 @needs_refdata
+def test_unknown_keys_are_counted_alike_on_two_cores(tmp_path: Path) -> None:
+    """TaskEnd keys are sampled per chunk: both paths cut the log into the same chunks, so they count alike."""
+    lines = SPARK_411_LOG.read_bytes().splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith(b'{"Event":"SparkListenerTaskEnd"'):
+            event = json.loads(line)
+            event["Task Metrics"]["GPU Time"] = 5  # as a newer Spark might write it, on every TaskEnd
+            lines[i] = json.dumps(event, separators=(",", ":")).encode()
+    path = tmp_path / "local-1795326055348"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    log = find_event_logs(path)[0][0]
+    serial = _serial(log, 4096)
+    _assert_same(_parallel(log, 4096), serial)
+    assert serial.stats.unknown_keys["SparkListenerTaskEnd.Task Metrics.GPU Time"] > 1
+
+
+@needs_refdata
 def test_read_apps_takes_the_parallel_path_above_the_threshold_with_the_same_result(
     spark_411_log: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

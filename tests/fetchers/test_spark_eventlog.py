@@ -11,8 +11,9 @@ import pytest
 
 from analyzer.appmodel.redaction import REDACTED, Redactor
 from analyzer.appmodel.spark import AppStatus, JobStatus, SparkApp, StageStatus, TaskStatus
-from fetchers.eventlog import find_event_logs
+from fetchers.eventlog import find_event_logs, open_lines
 from fetchers.spark_eventlog import build_app, read_apps
+from fetchers.spark_events.known_keys import count_unknown_keys
 
 REFDATA = Path(__file__).resolve().parents[3] / "shared" / "refdata"
 SPARK_EVENTS = REFDATA / "spark" / "spark-events"
@@ -190,6 +191,26 @@ def test_every_reference_event_log_reads_into_a_consistent_model(path: Path) -> 
 
 
 @needs_refdata
+@pytest.mark.parametrize("path", ALL_LOGS, ids=lambda p: str(p.relative_to(REFDATA)))
+def test_no_reference_log_has_a_key_spark_does_not_write(path: Path) -> None:
+    """Every line of every real log checked (not only the TaskEnds a read samples): the key lists are complete."""
+    (log,) = find_event_logs(path)[0]
+    unknown: dict[str, int] = {}
+    with open_lines(log) as stream:
+        for line in stream:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue  # a broken log's malformed line: counted elsewhere
+            if isinstance(event, dict) and isinstance(event.get("Event"), str):
+                count_unknown_keys(event["Event"].rsplit(".", 1)[-1], event, unknown)
+    assert unknown == {}
+    app = _app(path)
+    assert app.stats.unknown_keys == {}
+    assert not any("unknown" in warning for warning in app.warnings)
+
+
+@needs_refdata
 def test_the_refdata_sweep_covers_every_log_folder() -> None:
     for root in LOG_ROOTS:
         assert any(root in path.parents for path in ALL_LOGS), root
@@ -273,7 +294,85 @@ def test_unknown_events_and_keys_are_skipped_and_counted() -> None:
     lines.insert(5, _line({**_task_end(9), "Brand New Key": {"x": 1}}))
     app = _build(lines)
     assert app.stats.unknown_events == {"MyListenerEvent": 2}
+    assert app.stats.unknown_keys == {"SparkListenerTaskEnd.Brand New Key": 1}
     assert 9 in app.stages[(0, 0)].tasks.task_id.tolist()
+    assert "skipped 1 unknown event type and 1 unknown key (see parse_stats)" in app.warnings
+
+
+def _with_new_keys(event: dict[str, Any]) -> dict[str, Any]:
+    """A TaskEnd as a newer Spark might write it: a new key at the top, in Task Info and in Task Metrics."""
+    event = json.loads(json.dumps(event))
+    event["Task Priority"] = 3
+    event["Task Info"]["Queue Time"] = 12
+    event["Task Metrics"]["GPU Time"] = 40
+    event["Task Metrics"]["Input Metrics"]["Files Read"] = 2
+    return event
+
+
+def _compact(event: dict[str, Any]) -> bytes:
+    """As Spark writes it: the form the fast TaskEnd path takes."""
+    return json.dumps(event, separators=(",", ":")).encode()
+
+
+def test_keys_a_newer_spark_writes_are_counted_on_events_task_info_and_task_metrics() -> None:
+    events = [json.loads(line) for line in _complete_log()]
+    events[1]["Cluster Name"] = "prod"  # ApplicationStart
+    events[4]["Stage Info"]["Stage Tags"] = []  # StageSubmitted
+    app = _build([_compact(_with_new_keys(e) if e["Event"] == "SparkListenerTaskEnd" else e) for e in events])
+    assert set(app.stats.unknown_keys) == {
+        "SparkListenerApplicationStart.Cluster Name",
+        "SparkListenerStageSubmitted.Stage Info.Stage Tags",
+        "SparkListenerTaskEnd.Task Priority",
+        "SparkListenerTaskEnd.Task Info.Queue Time",
+        "SparkListenerTaskEnd.Task Metrics.GPU Time",
+        "SparkListenerTaskEnd.Task Metrics.Input Metrics.Files Read",
+    }
+    assert app.stats.unknown_events == {}
+    assert "skipped 6 unknown keys (see parse_stats)" in app.warnings
+    assert sorted(app.stages[(0, 0)].tasks.task_id.tolist()) == [0, 1]  # nothing else is lost
+
+
+def test_every_task_end_on_the_tolerant_path_is_checked_for_unknown_keys() -> None:
+    lines = _complete_log()
+    for row, task_id in ((5, 0), (6, 1)):
+        event = _with_new_keys(_task_end(task_id, **{"Executor Run Time": 400.0}))  # a float: tolerant path
+        event["Task Executor Metrics"] = {"JVMHeapMemory": 10, "VendorMetric": 7}
+        lines[row] = _line(event)
+    app = _build(lines)
+    assert app.stats.unknown_keys == {
+        "SparkListenerTaskEnd.Task Priority": 2,
+        "SparkListenerTaskEnd.Task Info.Queue Time": 2,
+        "SparkListenerTaskEnd.Task Metrics.GPU Time": 2,
+        "SparkListenerTaskEnd.Task Metrics.Input Metrics.Files Read": 2,
+        "SparkListenerTaskEnd.Task Executor Metrics.VendorMetric": 2,
+    }
+    assert app.stages[(0, 0)].tasks.executor_run_time_ms.tolist() == [400, 400]
+
+
+def test_task_end_keys_are_sampled_once_per_chunk_of_the_fast_path() -> None:
+    task_ends = [_compact(_with_new_keys(_task_end(i))) for i in range(3000)]  # in three chunks of 1024 lines
+    lines = _complete_log()
+    app = _build([*lines[:5], *task_ends, *lines[7:]])
+    assert app.stats.unknown_keys["SparkListenerTaskEnd.Task Metrics.GPU Time"] == 3
+    assert len(app.stages[(0, 0)].tasks) == 3000
+
+
+def test_odd_values_of_known_keys_are_not_unknown_keys() -> None:
+    events = [json.loads(line) for line in _complete_log()]
+    events[1]["Timestamp"] = "soon"  # ApplicationStart: malformed
+    events[2]["Executor Info"] = "host-a"  # ExecutorAdded: not an object
+    events[5]["Task Metrics"]["Input Metrics"] = [1, 2]  # TaskEnd: not an object
+    events[6]["Task Info"]["Task ID"] = {"id": 1}  # TaskEnd: malformed
+    app = _build([_line(e) for e in events])
+    assert app.stats.unknown_keys == {}
+    assert not any("unknown" in warning for warning in app.warnings)
+
+
+def test_a_hostile_log_cannot_grow_the_unknown_key_counts_without_bound() -> None:
+    events = [{**_app_start(), f"key {i}": i} for i in range(1500)]
+    app = _build(_complete_log(*events))
+    assert len(app.stats.unknown_keys) == 1001
+    assert app.stats.unknown_keys["(other unknown keys)"] == 500
 
 
 def test_streaming_and_table_events_are_known_and_skipped() -> None:
