@@ -41,7 +41,7 @@ def test_a_log_prints_one_json_object_with_the_contract_keys_and_types(refdata: 
     assert (code, stderr) == (0, "")
     (record,) = json_lines(stdout)
     assert record["app_id"] == "local-1795326055348"
-    assert record["source"] == str(refdata / PLAIN_LOG)
+    assert record["source"] == str((refdata / PLAIN_LOG).resolve())  # sources are stored resolved: one record per file
     scalar_types = {
         "source": str, "app_id": str, "app_name": str, "user": str, "spark_version": str, "start_ms": int,
         "end_ms": int, "status": str, "partial": bool, "severity": str, "score": int, "metrics": dict,
@@ -184,7 +184,7 @@ def test_a_database_that_refuses_a_report_exits_1_and_still_prints_it(
 
     assert code == 1
     assert stderr.splitlines() == [
-        f"hindsight: {refdata / PLAIN_LOG}: could not store local-1795326055348: connection refused"
+        f"hindsight: {(refdata / PLAIN_LOG).resolve()}: could not store local-1795326055348: connection refused"
     ]
     (record,) = json_lines(stdout)
     assert record["stored_id"] is None
