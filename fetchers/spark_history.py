@@ -1,0 +1,257 @@
+"""Spark History Server backend: list finished applications over its REST API and fetch their event logs.
+
+The History Server is asked only for the list and for the event log itself (``/applications/<id>[/<attempt>]/logs``,
+a zip), never for its parsed views: the log is streamed to a temporary file, its members are extracted (safely:
+no path outside the temporary directory, bounded sizes) and read by the same reader as logs on disk. This spares
+the server's memory and gives the same model whichever way a log arrives.
+
+Limits worth knowing: ``status=completed`` makes the server leave out an app whose latest attempt still runs,
+so an earlier finished attempt of such an app is listed only with a window that holds its end once the app
+is done; a log still being written is refused as a transient error (the next run fetches it once complete).
+"""
+
+from __future__ import annotations
+
+import logging
+import stat
+import tempfile
+import zipfile
+import zlib
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any, ClassVar, Final
+from urllib.parse import quote, urlsplit
+
+import requests
+
+from analyzer.appmodel.spark import SparkApp
+from fetchers.backends import AppRef, Backend, BackendError, Parameter, ParameterError, register
+from fetchers.eventlog import EventLogError, find_event_logs
+from fetchers.http import HTTP_PARAMETERS, HttpPolicy, download, get_json, mask_url, session_for
+from fetchers.spark_eventlog import read_apps
+
+__all__ = ("SparkHistoryBackend", "hs_date")
+
+log = logging.getLogger(__name__)
+
+_HS_DATE_FORMAT: Final = "%Y-%m-%dT%H:%M:%S"  # then ".<millis>GMT", as the server writes and parses its dates
+_COPY_CHUNK: Final = 1 << 20
+
+
+def hs_date(epoch_ms: int) -> str:
+    """``1430917380950`` -> ``2015-05-06T13:03:00.950GMT``, the History Server's date parameter format."""
+    moment = datetime.fromtimestamp(epoch_ms // 1000, tz=UTC)
+    return f"{moment.strftime(_HS_DATE_FORMAT)}.{epoch_ms % 1000:03d}GMT"
+
+
+@register
+class SparkHistoryBackend(Backend):
+    name = "spark-history"
+    label = "Spark History Server"
+    parameters = (
+        Parameter("url", str, "History Server address, e.g. http://history.example.com:18080", required=True),
+        *HTTP_PARAMETERS,
+    )
+    # A download or its extracted content larger than this is refused; so is an archive with more members.
+    max_log_bytes: ClassVar[int] = 64 * 2**30
+    max_members: ClassVar[int] = 10_000
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.policy = HttpPolicy.from_params(self.params)
+        base = str(self.params["url"]).strip().rstrip("/").removesuffix("/api/v1")
+        parts = urlsplit(base)
+        if parts.scheme not in {"http", "https"} or not parts.hostname:
+            raise ParameterError(f"{self.name}.url: expected http(s)://host[:port], got {mask_url(base)!r}")
+        self.base_url = base
+        self._session: requests.Session | None = None
+
+    def describe(self) -> dict[str, Any]:
+        shown = super().describe()
+        shown["url"] = mask_url(str(shown["url"]))  # credentials may be written into the URL itself
+        return shown
+
+    @property
+    def session(self) -> requests.Session:
+        if self._session is None:
+            self._session = session_for(self.policy)
+        return self._session
+
+    def api_url(self, path: str) -> str:
+        return f"{self.base_url}/api/v1/{path}"
+
+    def app_url(self, app_id: str, attempt_id: str | None) -> str:
+        """The app's page in the History Server UI (credentials in the configured URL masked)."""
+        attempt = f"{quote(attempt_id, safe='')}/" if attempt_id else ""
+        return mask_url(f"{self.base_url}/history/{quote(app_id, safe='')}/{attempt}")
+
+    def list_finished(self, start_ms: int, end_ms: int) -> list[AppRef]:
+        """One ref per completed attempt that ended in [start_ms, end_ms), oldest first."""
+        answer = get_json(
+            self.session,
+            self.api_url("applications"),
+            status="completed",
+            minEndDate=hs_date(start_ms),
+            maxEndDate=hs_date(end_ms),
+        )
+        if not isinstance(answer, list):
+            raise BackendError(
+                f"{mask_url(self.base_url)}: the application list is not a JSON list; is this a History Server?",
+                permanent=True,
+            )
+        refs: list[AppRef] = []
+        for app in answer:
+            app_id = app.get("id") if isinstance(app, dict) else None
+            if not isinstance(app_id, str) or not app_id:
+                log.warning("%s: application list entry without an id, skipped", mask_url(self.base_url))
+                continue
+            for attempt in app.get("attempts") or ():
+                ref = _attempt_ref(app_id, app, attempt)
+                if ref is not None and ref.finished_ms is not None and start_ms <= ref.finished_ms < end_ms:
+                    refs.append(ref)
+        refs.sort(key=lambda ref: (ref.finished_ms or 0, ref.app_id, ref.attempt_id or ""))
+        return refs
+
+    def fetch(self, ref: AppRef) -> SparkApp:
+        """Downloads the attempt's event log (a zip) and reads it; temporary files are always removed."""
+        attempt = f"/{quote(ref.attempt_id, safe='')}" if ref.attempt_id else ""
+        url = self.api_url(f"applications/{quote(ref.app_id, safe='')}{attempt}/logs")
+        source = self.app_url(ref.app_id, ref.attempt_id)
+        with tempfile.TemporaryDirectory(prefix="hindsight-hs-") as temp:
+            archive = Path(temp) / "logs.zip"
+            with archive.open("wb") as out:
+                download(self.session, url, out, max_bytes=self.max_log_bytes)
+            logs_dir = Path(temp) / "logs"
+            logs_dir.mkdir()
+            extract_zip(archive, logs_dir, max_bytes=self.max_log_bytes, max_members=self.max_members, source=source)
+            archive.unlink()  # free the disk before reading
+            return _read_attempt(logs_dir, ref, source)
+
+
+def _attempt_ref(app_id: str, app: Mapping[str, Any], attempt: Any) -> AppRef | None:
+    """The ref of one completed attempt of the list, None for a running or malformed one."""
+    if not isinstance(attempt, dict) or attempt.get("completed") is not True:
+        return None
+    finished_ms = _end_ms(attempt)
+    if finished_ms is None:
+        return None
+    attempt_id = attempt.get("attemptId")
+    return AppRef(
+        app_id=app_id,
+        attempt_id=str(attempt_id) if attempt_id not in (None, "") else None,
+        finished_ms=finished_ms,
+        name=str(app.get("name") or ""),
+        user=str(attempt.get("sparkUser") or ""),
+    )
+
+
+def _end_ms(attempt: Mapping[str, Any]) -> int | None:
+    """The attempt's end: ``endTimeEpoch`` (Spark 2.0+), else the ``endTime`` text; None when not ended."""
+    epoch = attempt.get("endTimeEpoch")
+    if isinstance(epoch, int) and not isinstance(epoch, bool):
+        return epoch if epoch > 0 else None
+    text = attempt.get("endTime")
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.strptime(text.removesuffix("GMT"), f"{_HS_DATE_FORMAT}.%f").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    epoch_ms = int(moment.timestamp() * 1000)
+    return epoch_ms if epoch_ms > 0 else None
+
+
+def extract_zip(archive: Path, dest: Path, *, max_bytes: int, max_members: int, source: str) -> int:
+    """Extracts ``archive`` into ``dest``, refusing names that leave it, links, and oversized content.
+
+    Sizes are counted as bytes are written, not trusted from the archive's headers. Returns the bytes written.
+    Raises BackendError: permanent for a bad or hostile archive, transient when the local disk fails.
+    """
+    root = dest.resolve()
+    written = 0
+    try:
+        with zipfile.ZipFile(archive) as zipped:
+            members = zipped.infolist()
+            if len(members) > max_members:
+                raise BackendError(f"{source}: log archive has {len(members)} members; refused", permanent=True)
+            for member in members:
+                target = _member_target(root, member.filename, source)
+                if stat.S_ISLNK(member.external_attr >> 16):
+                    message = f"{source}: log archive holds a link {member.filename[:200]!r}; refused"
+                    raise BackendError(message, permanent=True)
+                if member.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with zipped.open(member) as src, target.open("xb") as out:
+                    while chunk := src.read(_COPY_CHUNK):
+                        written += len(chunk)
+                        if written > max_bytes:
+                            raise BackendError(
+                                f"{source}: log archive expands beyond {max_bytes} bytes; refused", permanent=True
+                            )
+                        out.write(chunk)
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as error:
+        # RuntimeError: encrypted member; NotImplementedError: unknown compression method
+        raise BackendError(f"{source}: the downloaded log is not a usable zip ({error})", permanent=True) from None
+    except FileExistsError:
+        raise BackendError(f"{source}: log archive names a file twice; refused", permanent=True) from None
+    except OSError as error:
+        raise BackendError(f"{source}: cannot extract the log locally ({error.strerror or error})") from None
+    return written
+
+
+def _member_target(root: Path, name: str, source: str) -> Path:
+    """Where member ``name`` goes under ``root``; BackendError for a name that would leave it."""
+    member = PurePosixPath(name)
+    if (
+        not name
+        or "\\" in name
+        or "\0" in name
+        or member.is_absolute()
+        or any(part in {"..", ""} or ":" in part for part in member.parts)
+    ):
+        raise BackendError(f"{source}: log archive member name {name[:200]!r} is unsafe; refused", permanent=True)
+    target = root.joinpath(*member.parts)
+    if not target.resolve().is_relative_to(root):
+        raise BackendError(f"{source}: log archive member {name[:200]!r} leaves its directory; refused", permanent=True)
+    return target
+
+
+def _read_attempt(logs_dir: Path, ref: AppRef, source: str) -> SparkApp:
+    """The app of ``ref`` from the extracted logs; BackendError if still in progress, unreadable or absent."""
+    where = f"{source} ({ref.app_id}{f' attempt {ref.attempt_id}' if ref.attempt_id else ''})"
+    try:
+        logs, _ = find_event_logs(logs_dir)
+    except EventLogError as error:
+        message = f"{where}: no event log in the download ({_local(error, logs_dir)})"
+        raise BackendError(message, permanent=True) from None
+    if any(found.in_progress for found in logs):
+        raise BackendError(f"{where}: the event log is still in progress; it is fetched once complete")
+    apps: list[SparkApp] = []
+    errors: list[str] = []
+    for outcome in read_apps(logs_dir):
+        if outcome.app is not None:
+            apps.append(outcome.app)
+        elif outcome.error:
+            errors.append(_local(outcome.error, logs_dir))
+    matching = [app for app in apps if app.app_id == ref.app_id and app.attempt_id == ref.attempt_id]
+    if not matching and len(apps) == 1:
+        matching = apps  # the server chose the log by this id: trust it over ids missing from old logs
+    if not matching:
+        detail = errors[0] if errors else f"the logs hold {', '.join(_label(app) for app in apps) or 'no app'}"
+        raise BackendError(f"{where}: cannot read the event log ({detail})", permanent=True)
+    app = matching[0]
+    app.source = source
+    app.warnings[:] = [_local(warning, logs_dir) for warning in app.warnings]
+    return app
+
+
+def _local(message: object, logs_dir: Path) -> str:
+    """A message without the temporary directory, which is gone once the fetch returns."""
+    return str(message).replace(f"{logs_dir}/", "").replace(str(logs_dir), "")
+
+
+def _label(app: SparkApp) -> str:
+    return f"{app.app_id} attempt {app.attempt_id}" if app.attempt_id else app.app_id
