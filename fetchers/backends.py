@@ -9,6 +9,7 @@ tokens) are never shown.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
@@ -126,7 +127,14 @@ def register(backend: type[Backend]) -> type[Backend]:
     return backend
 
 
+# Imported on first use, so that reading a log never pulls in the HTTP stack.
+BUILTIN_MODULES: Final = ("fetchers.spark_history", "fetchers.yarn_rm", "fetchers.eventlog_dir")
+
+
 def backend_for(name: str, **params: Any) -> Backend:
+    """A configured backend by name; ParameterError for an unknown name or bad parameters."""
+    for module in BUILTIN_MODULES:
+        importlib.import_module(module)
     if name not in BACKENDS:
         raise ParameterError(f"unknown fetcher backend {name!r}; known: {', '.join(sorted(BACKENDS))}")
     return BACKENDS[name](**params)

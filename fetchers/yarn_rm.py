@@ -20,10 +20,9 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Final
 
-import requests
-
 from analyzer.appmodel.spark import SparkApp
 from fetchers.backends import AppRef, Backend, BackendError, Parameter, ParameterError, register
+from fetchers.http import HTTP_PARAMETERS, HttpPolicy, get_json, session_for
 
 __all__ = ("ResourceManagerBackend", "rm_app_summary")
 
@@ -68,7 +67,7 @@ class ResourceManagerBackend(Backend):
             default=("SUCCEEDED", "FAILED"),
         ),
         Parameter("application_types", list, "YARN application types to list", default=("SPARK",)),
-        Parameter("timeout_s", float, "Seconds to wait for each ResourceManager answer", default=30.0),
+        *HTTP_PARAMETERS,
     )
 
     def __init__(self, **params: Any) -> None:
@@ -84,7 +83,7 @@ class ResourceManagerBackend(Backend):
         self.application_types = {kind.upper() for kind in self.params["application_types"]}
         if self.params["timeout_s"] <= 0:
             raise ParameterError(f"{self.name}.timeout_s: must be positive")
-        self._session = requests.Session()
+        self._session = session_for(HttpPolicy.from_params(self.params))
         self._session.headers["Accept"] = "application/json"
         self.active_url: str | None = None
 
@@ -144,8 +143,9 @@ class ResourceManagerBackend(Backend):
             try:
                 return self._get_json(base + path, query)
             except BackendError as error:
+                # Even a "permanent" answer (a standby's redirect page, a proxy's error) may be cured by failover.
                 self.active_url = None
-                if attempt == 2 or error.permanent:
+                if attempt == 2:
                     raise
                 logger.info("%s: %s; looking for the active ResourceManager again", self.name, error)
         raise AssertionError("unreachable")
@@ -172,20 +172,8 @@ class ResourceManagerBackend(Backend):
         raise BackendError(f"{self.name}: no active ResourceManager ({'; '.join(problems)})")
 
     def _get_json(self, url: str, query: Mapping[str, str]) -> Any:
-        """One GET; every failure is a BackendError. To be replaced by fetchers.http.get_json once it lands."""
-        try:
-            response = self._session.get(url, params=query, timeout=self.params["timeout_s"])
-        except requests.RequestException as error:
-            raise BackendError(f"{url}: {type(error).__name__}: {error}") from None
-        if response.status_code >= 400:
-            detail = _remote_exception(response)
-            # A client error will not go away by asking again; a server error may.
-            permanent = 400 <= response.status_code < 500 and response.status_code not in (408, 429)
-            raise BackendError(f"{url}: HTTP {response.status_code}{detail}", permanent=permanent)
-        try:
-            return response.json()
-        except ValueError:
-            raise BackendError(f"{url}: the answer is not JSON (a standby or proxy page?)") from None
+        """One GET under the shared HTTP policy (timeouts, retries, TLS, auth); every failure is a BackendError."""
+        return get_json(self._session, url, **query)
 
 
 def apps_of(body: Any) -> list[Mapping[str, Any]]:
@@ -253,14 +241,3 @@ def _base_url(backend: str, url: str) -> str:
     if not url.startswith(("http://", "https://")):
         raise ParameterError(f"{backend}.urls: {url!r} is not an http(s) address")
     return url
-
-
-def _remote_exception(response: requests.Response) -> str:
-    """The RM's one-line reason from its ``{"RemoteException": {"message": ...}}`` error body, if any."""
-    try:
-        body = response.json()
-    except ValueError:
-        return ""
-    remote = body.get("RemoteException") if isinstance(body, dict) else None
-    message = remote.get("message") if isinstance(remote, dict) else None
-    return f": {message[:200]}" if isinstance(message, str) else ""

@@ -127,3 +127,19 @@ def test_the_history_server_backend_declares_the_shared_http_parameters() -> Non
     assert BACKENDS["spark-history"] is SparkHistoryBackend
     assert set(HTTP_PARAMETERS) <= set(SparkHistoryBackend.parameters)
     assert SparkHistoryBackend(url="http://hs:18080", password="pw").describe()["password"] == "********"
+
+
+def test_every_built_in_backend_is_found_by_name() -> None:
+    from fetchers.backends import BACKENDS, backend_for
+
+    assert backend_for("spark-history", url="http://127.0.0.1:18080").name == "spark-history"
+    assert backend_for("yarn-rm", urls=["http://127.0.0.1:8088"]).name == "yarn-rm"
+    assert backend_for("eventlog-dir", paths=["/tmp"]).name == "eventlog-dir"
+    assert {"spark-history", "yarn-rm", "eventlog-dir"} <= set(BACKENDS)
+
+
+def test_an_unknown_backend_name_lists_the_known_ones() -> None:
+    from fetchers.backends import ParameterError, backend_for
+
+    with pytest.raises(ParameterError, match="known: eventlog-dir, spark-history, yarn-rm"):
+        backend_for("nope")

@@ -160,7 +160,7 @@ def test_when_the_active_rm_goes_down_the_other_one_is_found_once_it_is_active(
     apps: list[dict[str, object]],
 ) -> None:
     with rm_stubs("STANDBY", "ACTIVE", apps=apps) as (first, second):
-        backend = ResourceManagerBackend(urls=[first.url, second.url], timeout_s=5)
+        backend = ResourceManagerBackend(urls=[first.url, second.url], timeout_s=5, retries=0)
         assert len(backend.list_finished(T0, T0 + HOUR_MS)) == 2
 
         second.stop()
@@ -191,7 +191,7 @@ def test_a_non_ha_rm_without_ha_state_counts_as_active(rm: RmStub) -> None:
 def test_no_active_rm_is_a_retryable_error_naming_each_rm(apps: list[dict[str, object]]) -> None:
     with rm_stubs("STANDBY", "ACTIVE", apps=apps) as (standby, down):
         down.stop()
-        backend = ResourceManagerBackend(urls=[standby.url, down.url], timeout_s=5)
+        backend = ResourceManagerBackend(urls=[standby.url, down.url], timeout_s=5, retries=0)
 
         with pytest.raises(BackendError, match="no active ResourceManager") as raised:
             backend.list_finished(T0, T0 + HOUR_MS)
@@ -202,11 +202,11 @@ def test_no_active_rm_is_a_retryable_error_naming_each_rm(apps: list[dict[str, o
 
 
 def test_a_server_error_is_retryable_and_says_the_status(rm: RmStub) -> None:
-    backend = ResourceManagerBackend(urls=[rm.url])
+    backend = ResourceManagerBackend(urls=[rm.url], retries=0)  # retrying is tested in test_http_policy
     backend.list_finished(T0, T0 + HOUR_MS)
     rm.status = 500
 
-    with pytest.raises(BackendError, match="HTTP 500: stub failure") as raised:
+    with pytest.raises(BackendError, match=r"HTTP 500.*stub failure") as raised:
         backend.list_finished(T0, T0 + HOUR_MS)
 
     assert not raised.value.permanent
