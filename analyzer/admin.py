@@ -1,15 +1,29 @@
-"""Admin: browse and delete stored analyses. Everything is read-only: results come from the analyzer only."""
+"""Admin: browse and delete stored analyses (read-only: results come from the analyzer only); manage clusters.
+
+Sources are edited through ``analyzer.sources.source_spec``, like the command line and the sources file. Their
+secrets are write-only here: never listed, never echoed in a form, kept when the field is left blank.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicDetail, HeuristicResult, StageSummary
+from analyzer.models import (
+    AnalyzedApp,
+    Cluster,
+    ExecutorSummary,
+    HeuristicDetail,
+    HeuristicResult,
+    Source,
+    StageSummary,
+)
 from analyzer.services import app_delete
+from analyzer.sources import SourceConfigError, SourceSpec, check_address, source_spec
 
 
 class ReadOnlyMixin:
@@ -103,3 +117,107 @@ class ExecutorSummaryAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+class SourceAdminForm(forms.ModelForm):
+    """A source's parameters, validated by its backend; secrets only ever written, never shown."""
+
+    password = forms.CharField(
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput(render_value=False),
+        help_text="Basic authentication password. Left blank, the stored one is kept.",
+    )
+    token = forms.CharField(
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput(render_value=False),
+        help_text="Bearer token. Left blank, the stored one is kept.",
+    )
+    clear_secrets = forms.BooleanField(required=False, help_text="Forget the stored password and token.")
+
+    class Meta:
+        model = Source
+        fields = ("backend", "params", "enabled", "poll_interval_s", "safety_margin_s")
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        backend = cleaned.get("backend")
+        params = cleaned.get("params")
+        if not backend or self.has_error("params"):
+            return cleaned
+        if not isinstance(params, dict):
+            self.add_error("params", "Expected a JSON object of parameter names and values.")
+            return cleaned
+        stored = {} if cleaned.get("clear_secrets") else dict(self.instance.secrets or {})
+        typed = {name: cleaned[name] for name in ("password", "token") if cleaned.get(name)}
+        try:
+            # A secret typed now wins over one written into the params, which wins over the stored one.
+            self.spec: SourceSpec = source_spec(backend, {**stored, **params, **typed})
+        except SourceConfigError as error:
+            raise forms.ValidationError(str(error)) from None
+        # The unique constraint covers params_key, which is not a form field: Django's own check skips it.
+        same = Source.objects.filter(cluster_id=self.instance.cluster_id, backend=backend, params_key=self.spec.key)
+        if self.instance.cluster_id is not None and same.exclude(pk=self.instance.pk).exists():
+            raise forms.ValidationError("This cluster already has this source.")
+        return cleaned
+
+    def save(self, commit: bool = True) -> Source:
+        source = super().save(commit=False)
+        source.params, source.secrets, source.params_key = self.spec.params, self.spec.secrets, self.spec.key
+        if commit:
+            source.save()
+        return source
+
+
+class SourceInline(admin.StackedInline):
+    model = Source
+    form = SourceAdminForm
+    extra = 0
+    fields = (
+        "backend",
+        "params",
+        "password",
+        "token",
+        "clear_secrets",
+        "enabled",
+        "poll_interval_s",
+        "safety_margin_s",
+        "checkpoint_ms",
+        "last_poll_at",
+        "last_success_at",
+        "last_error",
+    )
+    readonly_fields = ("checkpoint_ms", "last_poll_at", "last_success_at", "last_error")
+
+
+class ClusterAdminForm(forms.ModelForm):
+    """A cluster; its JobHistory address checked like on the command line (short host names are fine)."""
+
+    class Meta:
+        model = Cluster
+        fields = ("name", "jobhistory_url")
+
+    def clean_jobhistory_url(self) -> str:
+        url = str(self.cleaned_data.get("jobhistory_url") or "").rstrip("/")
+        if url:
+            try:
+                check_address("jobhistory", url)
+            except SourceConfigError as error:
+                raise forms.ValidationError(str(error)) from None
+        return url
+
+
+@admin.register(Cluster)
+class ClusterAdmin(admin.ModelAdmin):
+    form = ClusterAdminForm
+    list_display = ("name", "jobhistory_url", "source_count", "updated_at")
+    search_fields = ("name",)
+    inlines = (SourceInline,)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Cluster]:
+        return super().get_queryset(request).prefetch_related("sources")
+
+    @admin.display(description="sources")
+    def source_count(self, cluster: Cluster) -> int:
+        return len(cluster.sources.all())

@@ -173,3 +173,62 @@ class ExecutorSummary(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["app", "executor_id"], name="uniq_executor_per_app")]
         ordering = ["app", "id"]
+
+
+class Cluster(models.Model):
+    """A named cluster whose finished applications are watched through its sources."""
+
+    name = models.SlugField(max_length=64, unique=True)
+    # MapReduce JobHistory Server address; read by the MapReduce fetcher, not by any Spark source.
+    jobhistory_url = models.CharField(max_length=1024, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SourceBackend(models.TextChoices):
+    """The fetcher backends a source can use, by their ``fetchers.backends`` name."""
+
+    SPARK_HISTORY = "spark-history", "Spark History Server"
+    YARN_RM = "yarn-rm", "YARN ResourceManager"
+    EVENTLOG_DIR = "eventlog-dir", "Spark event-log directory"
+
+
+class Source(models.Model):
+    """One place a cluster's finished applications are listed from, with its polling checkpoint.
+
+    ``params`` holds the backend's non-sensitive parameters and ``secrets`` the sensitive ones (passwords,
+    tokens), which are never rendered. ``params_key`` identifies the source (a hash of its addresses or paths)
+    so that the same source is not added twice to a cluster.
+    """
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="sources")
+    backend = models.CharField(max_length=32, choices=SourceBackend.choices)
+    params = models.JSONField(default=dict, blank=True)
+    secrets = models.JSONField(default=dict, blank=True)
+    params_key = models.CharField(max_length=64, editable=False)
+    enabled = models.BooleanField(default=True)
+    poll_interval_s = models.PositiveIntegerField(default=10)
+    # Apps finishing in the last seconds may not be listed yet everywhere: windows end this long before now.
+    safety_margin_s = models.PositiveIntegerField(default=60)
+    # End (epoch ms, exclusive) of the last window whose apps were all recorded; null before the first one.
+    checkpoint_ms = models.BigIntegerField(null=True, blank=True)
+    last_poll_at = models.DateTimeField(null=True, blank=True)
+    last_success_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True, default="")  # secrets masked before it is stored
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "backend", "params_key"], name="uniq_source_per_cluster"),
+        ]
+        ordering = ["cluster", "backend", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.cluster.name}: {self.get_backend_display()}"

@@ -88,4 +88,6 @@ STATIC_ROOT = os.environ.get("HINDSIGHT_STATIC_ROOT") or None
 WHITENOISE_USE_FINDERS = True
 
 HINDSIGHT_HEURISTICS_FILE = os.environ.get("HINDSIGHT_HEURISTICS_FILE") or None
+# How far back a new source's first poll looks when it has no checkpoint yet.
+HINDSIGHT_INITIAL_LOOKBACK_S = int(os.environ.get("HINDSIGHT_INITIAL_LOOKBACK_S", "3600"))
 HINDSIGHT_REDACTION_PATTERNS = [p for p in os.environ.get("HINDSIGHT_REDACTION_PATTERNS", "").split(",") if p]
