@@ -232,3 +232,41 @@ class Source(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster.name}: {self.get_backend_display()}"
+
+
+class ClaimState(models.TextChoices):
+    CLAIMED = "claimed", "Claimed"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed to fetch"
+    RETRY = "retry", "To retry"
+
+
+class AppClaim(models.Model):
+    """One finished app attempt of a cluster, claimed by a poller before it is fetched and analyzed.
+
+    Unique per (cluster, app id, attempt): every poller and every source of the cluster race for the same row,
+    and a conditional update decides which one analyzes it, so an app is analyzed once whoever lists it.
+    """
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="app_claims")
+    app_id = models.CharField(max_length=255)
+    attempt_id = models.CharField(max_length=64, blank=True, default="")  # "" when the app has no attempts
+    state = models.CharField(max_length=16, choices=ClaimState.choices, default=ClaimState.RETRY)
+    tries = models.PositiveIntegerField(default=0)  # fetches that failed
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    claimed_by = models.CharField(max_length=255, blank=True, default="")  # the poller holding the claim
+    finished_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True, default="")  # secrets masked before it is stored
+    analyzed_app = models.ForeignKey(
+        AnalyzedApp, on_delete=models.SET_NULL, null=True, blank=True, related_name="claims"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "app_id", "attempt_id"], name="uniq_claim_per_cluster_app"),
+        ]
+        ordering = ["cluster", "app_id", "attempt_id"]
+
+    def __str__(self) -> str:
+        attempt = f"/{self.attempt_id}" if self.attempt_id else ""
+        return f"{self.app_id}{attempt}: {self.state}"

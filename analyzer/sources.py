@@ -32,7 +32,15 @@ from django.db.models import Q
 from django.utils import timezone
 
 from analyzer.models import Cluster, Source, SourceBackend
-from fetchers.backends import BACKENDS, BUILTIN_MODULES, Backend, BackendError, ParameterError, validate_parameters
+from fetchers.backends import (
+    BACKENDS,
+    BUILTIN_MODULES,
+    REDACTION_PARAMETER,
+    Backend,
+    BackendError,
+    ParameterError,
+    validate_parameters,
+)
 from fetchers.http import HTTP_PARAMETERS
 
 MASK: Final = "********"
@@ -278,6 +286,9 @@ def source_backend(source: Source) -> Backend:
     """The configured fetcher backend of a source (params and secrets); SourceConfigError if they became invalid."""
     backend_class = _backend_class(source.backend)
     given = {**source.params, **source.secrets}
+    if REDACTION_PARAMETER in backend_class.parameters and not given.get(REDACTION_PARAMETER.name):
+        # The install's extra secret patterns apply to every log a source reads, as to `analyze`.
+        given[REDACTION_PARAMETER.name] = list(settings.HINDSIGHT_REDACTION_PATTERNS)
     try:
         validate_parameters(backend_class, given)
         return backend_class(**given)

@@ -52,6 +52,12 @@ class AppRef:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
+# Backends that read event logs declare this, so an install's extra secret patterns reach the reader.
+REDACTION_PARAMETER: Final = Parameter(
+    "redaction_patterns", list, "Extra regexes: configuration keys matching them are redacted", default=()
+)
+
+
 class Backend:
     """Base of every fetcher backend; subclasses set ``name``, ``label`` and ``parameters``."""
 

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from analyzer.appmodel.redaction import Redactor
 from analyzer.appmodel.spark import SparkApp
-from fetchers.backends import AppRef, Backend, BackendError, Parameter, ParameterError, register
+from fetchers.backends import REDACTION_PARAMETER, AppRef, Backend, BackendError, Parameter, ParameterError, register
 from fetchers.eventlog import EventLog, EventLogError, find_event_logs
 from fetchers.eventlog.layout import APPSTATUS_PREFIX, COMPACT, IN_PROGRESS
 from fetchers.spark_eventlog import read_apps
@@ -45,7 +45,7 @@ class EventLogDirectoryBackend(Backend):
     label = "Spark event-log directory"
     parameters = (
         Parameter("paths", list, "Local directories holding Spark event logs (file:// URLs accepted)", required=True),
-        Parameter("redaction_patterns", list, "Extra regexes: matching Spark properties are redacted", default=()),
+        REDACTION_PARAMETER,
     )
 
     def __init__(self, **params: Any) -> None:

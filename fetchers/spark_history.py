@@ -26,7 +26,7 @@ from urllib.parse import quote, urlsplit
 import requests
 
 from analyzer.appmodel.spark import SparkApp
-from fetchers.backends import AppRef, Backend, BackendError, Parameter, ParameterError, register
+from fetchers.backends import REDACTION_PARAMETER, AppRef, Backend, BackendError, Parameter, ParameterError, register
 from fetchers.eventlog import EventLogError, find_event_logs
 from fetchers.http import HTTP_PARAMETERS, HttpPolicy, download, get_json, mask_url, session_for
 from fetchers.spark_eventlog import read_apps
@@ -51,6 +51,7 @@ class SparkHistoryBackend(Backend):
     label = "Spark History Server"
     parameters = (
         Parameter("url", str, "History Server address, e.g. http://history.example.com:18080", required=True),
+        REDACTION_PARAMETER,
         *HTTP_PARAMETERS,
     )
     # A download or its extracted content larger than this is refused; so is an archive with more members.
@@ -126,7 +127,7 @@ class SparkHistoryBackend(Backend):
             logs_dir.mkdir()
             extract_zip(archive, logs_dir, max_bytes=self.max_log_bytes, max_members=self.max_members, source=source)
             archive.unlink()  # free the disk before reading
-            return _read_attempt(logs_dir, ref, source)
+            return _read_attempt(logs_dir, ref, source, self.params["redaction_patterns"])
 
 
 def _attempt_ref(app_id: str, app: Mapping[str, Any], attempt: Any) -> AppRef | None:
@@ -219,7 +220,7 @@ def _member_target(root: Path, name: str, source: str) -> Path:
     return target
 
 
-def _read_attempt(logs_dir: Path, ref: AppRef, source: str) -> SparkApp:
+def _read_attempt(logs_dir: Path, ref: AppRef, source: str, redaction_patterns: list[str]) -> SparkApp:
     """The app of ``ref`` from the extracted logs; BackendError if still in progress, unreadable or absent."""
     where = f"{source} ({ref.app_id}{f' attempt {ref.attempt_id}' if ref.attempt_id else ''})"
     try:
@@ -231,7 +232,7 @@ def _read_attempt(logs_dir: Path, ref: AppRef, source: str) -> SparkApp:
         raise BackendError(f"{where}: the event log is still in progress; it is fetched once complete")
     apps: list[SparkApp] = []
     errors: list[str] = []
-    for outcome in read_apps(logs_dir):
+    for outcome in read_apps(logs_dir, redaction_patterns):
         if outcome.app is not None:
             apps.append(outcome.app)
         elif outcome.error:
