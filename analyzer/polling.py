@@ -200,6 +200,30 @@ def poll_source(
     return result
 
 
+def source_is_due(source: Source, now: dt.datetime) -> bool:
+    """True when ``source`` is enabled and was never polled or last polled its interval or more before ``now``."""
+    if not source.enabled:
+        return False
+    return source.last_poll_at is None or now - source.last_poll_at >= dt.timedelta(seconds=source.poll_interval_s)
+
+
+def sources_due(now: dt.datetime) -> list[Source]:
+    """The enabled sources to poll at ``now``, each on its own interval; a handful of rows, so filtered here."""
+    sources = Source.objects.filter(enabled=True).order_by("cluster_id", "backend", "id")
+    return [source for source in sources if source_is_due(source, now)]
+
+
+def seconds_until_due(now: dt.datetime, *, idle_s: float) -> float:
+    """How long until the next enabled source is due (0 when one is); ``idle_s`` when there is none."""
+    waits = [
+        0.0
+        if s.last_poll_at is None
+        else (s.last_poll_at + dt.timedelta(seconds=s.poll_interval_s) - now).total_seconds()
+        for s in Source.objects.filter(enabled=True).only("last_poll_at", "poll_interval_s")
+    ]
+    return max(0.0, min(waits)) if waits else idle_s
+
+
 def poll_sources(*, now_ms: int | None = None, poller_id: str | None = None) -> Iterator[PollResult]:
     """One pass over every enabled source of every cluster, one result per source as it is done."""
     suite = heuristics.load_suite(user_file=settings.HINDSIGHT_HEURISTICS_FILE)

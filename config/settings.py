@@ -91,3 +91,20 @@ HINDSIGHT_HEURISTICS_FILE = os.environ.get("HINDSIGHT_HEURISTICS_FILE") or None
 # How far back a new source's first poll looks when it has no checkpoint yet.
 HINDSIGHT_INITIAL_LOOKBACK_S = int(os.environ.get("HINDSIGHT_INITIAL_LOOKBACK_S", "3600"))
 HINDSIGHT_REDACTION_PATTERNS = [p for p in os.environ.get("HINDSIGHT_REDACTION_PATTERNS", "").split(",") if p]
+
+# Celery (worker + beat, the production run mode; docs/SOURCES.md "Run modes"). Redis by default;
+# HINDSIGHT_BROKER_URL=amqp://guest:guest@127.0.0.1:5672// uses RabbitMQ instead.
+CELERY_BROKER_URL = os.environ.get("HINDSIGHT_BROKER_URL", "redis://127.0.0.1:6379/0")
+# A task is acknowledged once done, so a worker dying mid-poll gives it back to the broker; claims keep it once.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # long polls: a worker takes one at a time, the others stay free
+# A source pass that hangs (a server never answering) is stopped; its claims' lease lets another take them.
+CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("HINDSIGHT_TASK_SOFT_TIME_LIMIT_S", "1500"))
+CELERY_TASK_TIME_LIMIT = int(os.environ.get("HINDSIGHT_TASK_TIME_LIMIT_S", "1800"))
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TIMEZONE = TIME_ZONE
+# Beat only asks which sources are due; each source keeps its own poll_interval_s (default 10 s).
+CELERY_BEAT_SCHEDULE = {
+    "poll-due-sources": {"task": "analyzer.tasks.poll_due_sources", "schedule": 5.0},
+}

@@ -140,14 +140,6 @@ def test_a_listing_error_on_stderr_has_the_secrets_masked(monkeypatch: pytest.Mo
     assert password not in err
 
 
-def test_without_once_it_says_the_loop_is_not_available_yet() -> None:
-    code, out, err = run("poll")
-
-    assert code == 2
-    assert out == ""
-    assert "use --once" in err
-
-
 # --- live: the real Spark History Server ---------------------------------------------------------------------------
 
 

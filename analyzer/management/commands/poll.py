@@ -1,4 +1,9 @@
-"""``manage.py poll --once [--format text|json]``: one pass over every enabled source of every cluster.
+"""``manage.py poll [--once | --passes N] [--interval S] [--format text|json]``: poll every enabled source.
+
+``--once`` makes one pass over every enabled source of every cluster. Without it the command loops, without
+Celery (for small installs): a pass, then a sleep until the next source is due (each source's
+``poll_interval_s``; ``--interval S`` sleeps S seconds instead), until ``--passes N`` passes are done or
+SIGTERM / Ctrl-C, which lets the current pass finish and then exits 0.
 
 The contract scripts rely on:
 
@@ -13,30 +18,67 @@ The contract scripts rely on:
 
 from __future__ import annotations
 
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
 from typing import Any, Final
 
 import orjson
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
 
 import heuristics
 from analyzer.management.commands.analyze import printable
-from analyzer.polling import AnalyzedAppResult, PollResult, poll_sources
+from analyzer.polling import AnalyzedAppResult, PollResult, poll_sources, seconds_until_due
 
 EXIT_SOURCE_FAILED: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_BAD_CONFIG: Final = 3
 _JSON_OPTIONS: Final = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+IDLE_S: Final = 10.0  # the loop's sleep when no source is enabled (the default poll interval)
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[threading.Event]:
+    """An event set by SIGTERM or SIGINT while inside, so the loop can finish its pass; handlers restored after."""
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():  # signals only reach the main thread
+        yield stop
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {signum: signal.signal(signum, handler) for signum in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield stop
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
 
 
 class Command(BaseCommand):
     help = (
-        "Poll every enabled cluster source once: analyze and store each newly finished app, printing one line "
-        "(or with --format json one JSON object) per app analyzed in this pass. Exit 1 when some source could "
-        "not be listed ('hindsight: <cluster>/<backend>: <reason>' on stderr)."
+        "Poll every enabled cluster source: analyze and store each newly finished app, printing one line (or "
+        "with --format json one JSON object) per app analyzed. With --once one pass, exit 1 when some source "
+        "could not be listed ('hindsight: <cluster>/<backend>: <reason>' on stderr); without it, a loop until "
+        "--passes N or SIGTERM/Ctrl-C (the current pass finishes, exit 0)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--once", action="store_true", help="one pass over every source, without a broker")
+        parser.add_argument(
+            "--once", action="store_true", help="one pass over every source, then exit (no broker needed)"
+        )
+        parser.add_argument(
+            "--interval",
+            type=float,
+            default=None,
+            metavar="S",
+            help="loop: sleep S seconds between passes (default: until the next source is due)",
+        )
+        parser.add_argument("--passes", type=int, default=None, metavar="N", help="loop: stop after N passes")
         parser.add_argument(
             "--format",
             dest="output_format",
@@ -48,23 +90,50 @@ class Command(BaseCommand):
     def error(self, where: object, reason: object) -> None:
         self.stderr.write(f"hindsight: {printable(where)}: {printable(reason)}", style_func=lambda s: s)
 
-    def handle(self, *args: Any, once: bool, output_format: str, **options: Any) -> None:
-        if not once:
-            self.stderr.write("polling without --once runs under Celery (not yet available); use --once")
-            raise SystemExit(EXIT_USAGE)
-        failed = 0
+    def handle(
+        self,
+        *args: Any,
+        once: bool,
+        interval: float | None,
+        passes: int | None,
+        output_format: str,
+        **options: Any,
+    ) -> None:
+        if interval is not None and interval < 0:
+            raise CommandError("--interval must be 0 or more seconds", returncode=EXIT_USAGE)
+        if passes is not None and passes < 1:
+            raise CommandError("--passes must be 1 or more", returncode=EXIT_USAGE)
         try:
-            for result in poll_sources():
-                if result.error is not None:
-                    self.error(result.label, result.error)
-                    failed += 1
-                for done in result.analyzed:
-                    self._print(result, done, output_format)
+            if once:
+                if self._pass(output_format):
+                    raise SystemExit(EXIT_SOURCE_FAILED)
+            else:
+                self._loop(interval, passes, output_format)
         except heuristics.ConfigError as exc:
             self.error("heuristics configuration", exc)
             raise SystemExit(EXIT_BAD_CONFIG) from None
-        if failed:
-            raise SystemExit(EXIT_SOURCE_FAILED)
+
+    def _loop(self, interval: float | None, passes: int | None, output_format: str) -> None:
+        done = 0
+        with stop_on_signals() as stop:
+            while not stop.is_set():
+                self._pass(output_format)
+                done += 1
+                if passes is not None and done >= passes:
+                    break
+                wait = interval if interval is not None else seconds_until_due(timezone.now(), idle_s=IDLE_S)
+                stop.wait(wait)  # a signal wakes it at once
+
+    def _pass(self, output_format: str) -> int:
+        """One pass over every source; the number of sources that could not be listed."""
+        failed = 0
+        for result in poll_sources():
+            if result.error is not None:
+                self.error(result.label, result.error)
+                failed += 1
+            for done in result.analyzed:
+                self._print(result, done, output_format)
+        return failed
 
     def _print(self, result: PollResult, done: AnalyzedAppResult, output_format: str) -> None:
         report = done.report
