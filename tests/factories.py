@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import os
+import shutil
+import stat
+from pathlib import Path
 from typing import Any
 
 from analyzer.models import AnalyzedApp, HeuristicDetail, HeuristicResult
 
 NOW = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
+SPARK_4_LOGS = Path("spark-generated/spark-4.1.1/event-logs")  # under the refdata fixture
 _serial = itertools.count(1)
 
 
@@ -40,3 +45,23 @@ def add_finding(
     for i in range(details):
         HeuristicDetail.objects.create(result=result, position=i, name=f"detail {i}", value=str(i))
     return result
+
+
+def set_mtime(path: Path, ms: int) -> None:
+    """A log's completion time as the eventlog-dir backend sees it: every file's mtime."""
+    for entry in [path, *path.rglob("*")] if path.is_dir() else [path]:
+        os.utime(entry, ns=(ms * 1_000_000, ms * 1_000_000))
+
+
+def copy_log(refdata: Path, name: str, directory: Path, finished_ms: int) -> Path:
+    """A writable copy of a Spark 4.1.1 reference log (file or rolling dir) in ``directory``, finished then."""
+    source = refdata / SPARK_4_LOGS / name
+    target = directory / name
+    if source.is_dir():
+        shutil.copytree(source, target)
+    else:
+        shutil.copyfile(source, target)
+    for entry in [target, *target.rglob("*")]:
+        entry.chmod(entry.stat().st_mode | stat.S_IWUSR)  # refdata is read-only
+    set_mtime(target, finished_ms)
+    return target

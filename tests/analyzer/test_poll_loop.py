@@ -5,9 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import os
-import shutil
 import signal
-import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +14,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
+from factories import copy_log
 
 from analyzer.management.commands import poll as poll_command
 from analyzer.models import AnalyzedApp, Source
@@ -24,7 +23,6 @@ from analyzer.sources import cluster_add
 
 pytestmark = pytest.mark.django_db
 
-LOGS = Path("spark-generated/spark-4.1.1/event-logs")
 PLAIN = "local-1795326055348"
 
 
@@ -33,11 +31,7 @@ def source(refdata: Path, tmp_path: Path) -> Source:
     """A source over a directory holding one app finished 30 minutes ago, its window covering it."""
     directory = tmp_path / "spark-events"
     directory.mkdir()
-    target = directory / PLAIN
-    shutil.copyfile(refdata / LOGS / PLAIN, target)
-    target.chmod(target.stat().st_mode | stat.S_IWUSR)  # refdata is read-only
-    finished = time.time() - 30 * 60
-    os.utime(target, (finished, finished))
+    copy_log(refdata, PLAIN, directory, int((time.time() - 30 * 60) * 1000))
     the_source = Source.objects.get(cluster=cluster_add("prod", eventlog_dirs=[str(directory)]))
     Source.objects.filter(pk=the_source.pk).update(checkpoint_ms=0)
     return the_source

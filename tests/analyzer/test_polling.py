@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import shutil
-import stat
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.utils import timezone
+from factories import copy_log, set_mtime
 
 from analyzer.models import AnalyzedApp, AppClaim, ClaimState, Cluster, Source
 from analyzer.polling import DEFAULT_FETCH_BUDGET, claim_app, poll_once, poll_source
@@ -22,7 +21,6 @@ from fetchers.spark_history import SparkHistoryBackend
 
 pytestmark = pytest.mark.django_db
 
-LOGS = Path("spark-generated/spark-4.1.1/event-logs")
 PLAIN = "local-1795326055348"
 ROLLING = "local-1795325985629"
 LZ4 = "local-1795326086580"
@@ -30,25 +28,6 @@ CORRUPT = "local-1795300000001"
 NOW_MS = 1_900_000_000_000
 MINUTE_MS = 60_000
 PASSWORD = "s3cr3t-Pa55"
-
-
-def set_mtime(path: Path, ms: int) -> None:
-    """The log's completion time as the eventlog-dir backend sees it: every file's mtime."""
-    for entry in [path, *path.rglob("*")] if path.is_dir() else [path]:
-        os.utime(entry, ns=(ms * 1_000_000, ms * 1_000_000))
-
-
-def copy_log(refdata: Path, name: str, directory: Path, finished_ms: int) -> Path:
-    source = refdata / LOGS / name
-    target = directory / name
-    if source.is_dir():
-        shutil.copytree(source, target)
-    else:
-        shutil.copyfile(source, target)
-    for entry in [target, *target.rglob("*")]:
-        entry.chmod(entry.stat().st_mode | stat.S_IWUSR)  # refdata is read-only
-    set_mtime(target, finished_ms)
-    return target
 
 
 @pytest.fixture

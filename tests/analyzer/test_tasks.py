@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import shutil
-import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +15,7 @@ from celery.contrib.testing.worker import start_worker
 from celery.signals import task_postrun
 from django.db import OperationalError, connections
 from django.utils import timezone
+from factories import copy_log
 
 from analyzer import tasks
 from analyzer.models import AnalyzedApp, Source
@@ -24,7 +23,6 @@ from analyzer.polling import sources_due
 from analyzer.sources import cluster_add
 from config import celery_app
 
-LOGS = Path("spark-generated/spark-4.1.1/event-logs")
 PLAIN = "local-1795326055348"
 TEST_BROKER = os.environ.get("HINDSIGHT_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
 TASK_TIMEOUT_S = 60
@@ -60,11 +58,7 @@ def logs(refdata: Path, tmp_path: Path) -> Path:
     """A log directory holding one finished app, its files last written 30 minutes ago."""
     directory = tmp_path / "spark-events"
     directory.mkdir()
-    target = directory / PLAIN
-    shutil.copyfile(refdata / LOGS / PLAIN, target)
-    target.chmod(target.stat().st_mode | stat.S_IWUSR)  # refdata is read-only
-    finished = time.time() - 30 * 60
-    os.utime(target, (finished, finished))
+    copy_log(refdata, PLAIN, directory, int((time.time() - 30 * 60) * 1000))
     return directory
 
 
