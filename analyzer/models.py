@@ -8,6 +8,7 @@ per-executor summaries. Re-analyzing the same (source, app id, attempt) updates 
 from __future__ import annotations
 
 from django.db import models
+from django.utils import timezone
 
 
 class Severity(models.IntegerChoices):
@@ -52,6 +53,12 @@ class AnalyzedApp(models.Model):
     warnings = models.JSONField(default=list)
     parse_stats = models.JSONField(default=dict)
     spark_properties = models.JSONField(default=dict)  # redacted before it gets here
+    # The cluster a polled app came from; null for logs analyzed from files.
+    cluster = models.ForeignKey("Cluster", on_delete=models.SET_NULL, null=True, blank=True, related_name="apps")
+    # The ResourceManager's view of the app (queue, allocated resources, memory and vcore seconds, final status),
+    # joined from the cluster's yarn-rm source; {} when there is none. See analyzer.yarn_join.
+    yarn = models.JSONField(default=dict, blank=True)
+    analysis_ms = models.IntegerField(null=True, blank=True)  # fetch + analysis + storage time of the last run
     analyzed_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -221,6 +228,8 @@ class Source(models.Model):
     last_poll_at = models.DateTimeField(null=True, blank=True)
     last_success_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True, default="")  # secrets masked before it is stored
+    # What the backend remembers between listings (e.g. logs seen in progress), so a restart forgets nothing.
+    backend_state = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -238,7 +247,7 @@ class ClaimState(models.TextChoices):
     CLAIMED = "claimed", "Claimed"
     DONE = "done", "Done"
     FAILED = "failed", "Failed to fetch"
-    RETRY = "retry", "To retry"
+    RETRY = "retry", "Waiting"  # listed and not yet analyzed, or to be tried again
 
 
 class AppClaim(models.Model):
@@ -252,7 +261,13 @@ class AppClaim(models.Model):
     app_id = models.CharField(max_length=255)
     attempt_id = models.CharField(max_length=64, blank=True, default="")  # "" when the app has no attempts
     state = models.CharField(max_length=16, choices=ClaimState.choices, default=ClaimState.RETRY)
+    # The source that listed it first, and what its listing said (name, user, backend extras): enough to fetch it.
+    source = models.ForeignKey(Source, on_delete=models.SET_NULL, null=True, blank=True, related_name="claims")
+    finished_ms = models.BigIntegerField(null=True, blank=True)  # the app's end, as listed
+    ref = models.JSONField(default=dict, blank=True)
     tries = models.PositiveIntegerField(default=0)  # fetches that failed
+    next_try_at = models.DateTimeField(null=True, blank=True)  # a retried app waits until then (backoff)
+    created_at = models.DateTimeField(default=timezone.now)  # when it was first listed
     claimed_at = models.DateTimeField(null=True, blank=True)
     claimed_by = models.CharField(max_length=255, blank=True, default="")  # the poller holding the claim
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -265,8 +280,30 @@ class AppClaim(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["cluster", "app_id", "attempt_id"], name="uniq_claim_per_cluster_app"),
         ]
+        indexes = [models.Index(fields=["state", "next_try_at"], name="claim_state_next_try_idx")]
         ordering = ["cluster", "app_id", "attempt_id"]
 
     def __str__(self) -> str:
         attempt = f"/{self.attempt_id}" if self.attempt_id else ""
         return f"{self.app_id}{attempt}: {self.state}"
+
+
+class YarnAppView(models.Model):
+    """What a cluster's ResourceManager said of one finished app, kept to join into its analysis.
+
+    Recorded by the cluster's yarn-rm source whether or not the app was analyzed yet; the join runs both ways
+    (view first or analysis first). ``view`` is ``fetchers.yarn_rm.rm_app_summary`` of the RM's app entry.
+    """
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="yarn_views")
+    app_id = models.CharField(max_length=255)
+    view = models.JSONField(default=dict)
+    finished_ms = models.BigIntegerField(null=True, blank=True)
+    recorded_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "app_id"], name="uniq_yarn_view_per_cluster_app")]
+        ordering = ["cluster", "app_id"]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}: {self.app_id}"

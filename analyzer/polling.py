@@ -1,15 +1,27 @@
-"""Polling the clusters' sources: list what finished, claim each app, fetch, analyze and store it once.
+"""Polling the clusters' sources: list what finished, record each app once, then fetch, analyze and store it once.
 
-Each (cluster, app id, attempt) has one ``AppClaim`` row. A poller takes it by a conditional UPDATE that changes
-exactly one row only when the app is still to do (state ``retry``) or its claim is stale (the poller holding it
-died: its lease ran out), so two pollers, two sources of one cluster, or a pass repeated after a crash never
-analyze an app twice. A fetch that fails is retried at the next pass until the budget is spent; the app is then
-stored as failed, with its error. A source's checkpoint moves to the end of a window only once every app listed
-in it is done or failed, so a restarted poller asks for the same window again and the claims skip what is done:
-no gap, no repeat.
+Two steps, each safe to repeat:
 
-An analyzed app is stored with ``AnalyzedApp.source`` = ``<cluster>/<backend>`` of the source that claimed it
-(e.g. ``prod/spark-history``): its identity in the database is then per cluster, like the claim's.
+1. **Listing** (``poll_source``): the source's next window is listed and each app attempt in it is recorded as
+   an ``AppClaim`` row, unique per (cluster, app id, attempt), with what the listing said (enough to fetch it).
+   Once the rows exist the checkpoint moves to the window's end: a recorded app cannot be lost, so the next
+   listing starts there. A poller restarted mid-window lists the same window again and records nothing twice.
+   A yarn-rm source records the ResourceManager's view of each app instead (``analyzer.yarn_join``); the
+   cluster's History Server or event-log directory fetches the app.
+2. **Analysis** (``analyze_claim``): a worker takes the claim by a conditional UPDATE that changes the row only
+   while it is waiting (state ``retry``), or held by a worker that died (its lease ran out), or held by this very
+   task (a redelivered message: the broker gave it back because its worker died). Two workers, two sources of
+   one cluster, or a redelivered message never analyze an app twice; the outcome is written only while the
+   claim is still held. A failed fetch waits an exponential backoff with jitter and is tried again, up to the
+   budget; the app is then stored as failed with its error, shown on the Sources page, and can be retried
+   (``claims_retry``: the admin action, ``manage.py sources retry``).
+
+Run modes share both steps: ``poll --once`` and the ``poll`` loop list and then analyze the due apps in-process;
+Celery runs one task per source listing and one per app (``analyzer.tasks``), and beat sweeps the claims whose
+(re)try is due or whose message was lost (``claims_sweep``).
+
+An analyzed app is stored with ``AnalyzedApp.source`` = ``<cluster>/<backend>`` of the source that listed it
+(e.g. ``prod/spark-history``) and ``AnalyzedApp.cluster``: its identity in the database is per cluster.
 """
 
 from __future__ import annotations
@@ -17,18 +29,22 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import random
 import socket
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
+import orjson
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 import heuristics
-from analyzer.models import AppClaim, ClaimState, Cluster, Source
+from analyzer import yarn_join
+from analyzer.models import AppClaim, ClaimState, Source, SourceBackend
 from analyzer.pipeline import AnalysisReport, HeuristicSuite, analyze
 from analyzer.services import report_store
 from analyzer.sources import (
@@ -44,16 +60,29 @@ from fetchers.backends import AppRef, Backend, BackendError
 
 log = logging.getLogger(__name__)
 
-DEFAULT_FETCH_BUDGET: Final = 3  # fetches of one app before it is stored as failed
-DEFAULT_LEASE_S: Final = 3600  # a claim older than this belongs to a poller that died: another may take it
+SWEEP_BATCH: Final = 1000  # claims enqueued per sweep at most: a backlog drains without flooding the broker
+_CREATE_BATCH: Final = 500
+Enqueue = Callable[[int], object]
 
 
 @dataclass(frozen=True)
 class AnalyzedAppResult:
-    """One app analyzed and stored by a pass."""
+    """One app analyzed and stored."""
 
     report: AnalysisReport
     stored_id: int
+
+
+@dataclass
+class ClaimOutcome:
+    """What one ``analyze_claim`` did: analyzed, failed for good, to retry, or skipped (``busy``)."""
+
+    key: str
+    analyzed: AnalyzedAppResult | None = None
+    failed: bool = False
+    to_retry: bool = False
+    busy: bool = False  # done already, or held by a live worker: nothing was done
+    error: str = ""
 
 
 @dataclass
@@ -62,10 +91,13 @@ class PollResult:
 
     cluster: str
     backend: str
+    listed: int = 0  # apps the window's listing returned
+    recorded: int = 0  # of which newly recorded
+    enqueued: int = 0
     analyzed: list[AnalyzedAppResult] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)  # apps stored as failed to fetch in this pass
     to_retry: list[str] = field(default_factory=list)  # apps whose fetch failed and will be tried again
-    busy: list[str] = field(default_factory=list)  # apps another poller is working on
+    busy: list[str] = field(default_factory=list)  # apps another worker is on
     window: tuple[int, int] | None = None
     checkpoint_advanced: bool = False
     error: str | None = None  # the listing failed (secrets masked); the checkpoint stayed
@@ -74,84 +106,111 @@ class PollResult:
     def label(self) -> str:
         return f"{self.cluster}/{self.backend}"
 
+    def add(self, outcome: ClaimOutcome) -> None:
+        if outcome.analyzed is not None:
+            self.analyzed.append(outcome.analyzed)
+        elif outcome.failed:
+            self.failed.append(outcome.key)
+        elif outcome.to_retry:
+            self.to_retry.append(outcome.key)
+        elif outcome.busy:
+            self.busy.append(outcome.key)
+
 
 def default_poller_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _key(ref: AppRef) -> str:
-    return f"{ref.app_id}/{ref.attempt_id}" if ref.attempt_id else ref.app_id
+def retry_delay_s(tries: int, *, base_s: float | None = None, max_s: float | None = None) -> float:
+    """Seconds to wait before try ``tries + 1``: doubling from the base up to the cap, times a jitter in [0.5, 1)."""
+    base = settings.HINDSIGHT_RETRY_BASE_S if base_s is None else base_s
+    cap = settings.HINDSIGHT_RETRY_MAX_S if max_s is None else max_s
+    return float(min(cap, base * 2 ** max(0, tries - 1)) * random.uniform(0.5, 1.0))  # noqa: S311 (jitter, not a secret)
 
 
-def claim_app(cluster: Cluster, ref: AppRef, *, poller_id: str, lease_s: int = DEFAULT_LEASE_S) -> AppClaim | None:
-    """The app's claim, now held by ``poller_id``, or None when it is done, failed or held by a live poller."""
-    now = timezone.now()
-    with transaction.atomic():
-        claim, _created = AppClaim.objects.get_or_create(  # the unique constraint settles races
-            cluster=cluster, app_id=ref.app_id[:255], attempt_id=(ref.attempt_id or "")[:64]
-        )
-        won = (
-            AppClaim.objects.filter(pk=claim.pk)
-            .filter(
-                Q(state=ClaimState.RETRY)
-                | Q(state=ClaimState.CLAIMED, claimed_at__lt=now - dt.timedelta(seconds=lease_s))
+def _key(app_id: str, attempt_id: str | None) -> str:
+    return f"{app_id}/{attempt_id}" if attempt_id else app_id
+
+
+def _ref_json(ref: AppRef) -> dict[str, Any]:
+    """What a listing said of an app, as JSON the claim keeps (values JSON cannot hold become text)."""
+    extra = orjson.loads(orjson.dumps(dict(ref.extra), default=str, option=orjson.OPT_NON_STR_KEYS))
+    return {"name": ref.name[:1000], "user": ref.user[:255], "extra": extra}
+
+
+def claim_ref(claim: AppClaim) -> AppRef:
+    """The listing's ref of a recorded app, as its source's backend fetches it."""
+    data = claim.ref if isinstance(claim.ref, dict) else {}
+    extra = data.get("extra")
+    return AppRef(
+        app_id=claim.app_id,
+        attempt_id=claim.attempt_id or None,
+        finished_ms=claim.finished_ms,
+        name=str(data.get("name") or ""),
+        user=str(data.get("user") or ""),
+        extra=extra if isinstance(extra, dict) else {},
+    )
+
+
+# Step 1: listing
+
+
+def claims_record(source: Source, refs: Sequence[AppRef], *, not_before: dt.datetime | None = None) -> list[int]:
+    """Records each listed app attempt once per cluster; the ids of the claims this call created.
+
+    ``not_before`` delays the new claims' first try (set while their messages are being enqueued, so the sweeper
+    leaves them alone); None makes them due at once.
+    """
+    created: list[int] = []
+    for start in range(0, len(refs), _CREATE_BATCH):
+        batch = {(ref.app_id[:255], (ref.attempt_id or "")[:64]): ref for ref in refs[start : start + _CREATE_BATCH]}
+        existing = set(
+            AppClaim.objects.filter(cluster=source.cluster_id, app_id__in={app for app, _ in batch}).values_list(
+                "app_id", "attempt_id"
             )
-            .update(state=ClaimState.CLAIMED, claimed_at=now, claimed_by=poller_id[:255])
         )
-    if won != 1:
-        return None
-    claim.refresh_from_db()
-    return claim
+        new = [
+            AppClaim(
+                cluster_id=source.cluster_id,
+                app_id=app_id,
+                attempt_id=attempt_id,
+                source=source,
+                finished_ms=ref.finished_ms,
+                ref=_ref_json(ref),
+                next_try_at=not_before,
+            )
+            for (app_id, attempt_id), ref in batch.items()
+            if (app_id, attempt_id) not in existing
+        ]
+        # Another poller may record the same app meanwhile: the unique constraint keeps one, this one is skipped.
+        AppClaim.objects.bulk_create(new, ignore_conflicts=True)
+        keys = {(claim.app_id, claim.attempt_id) for claim in new}
+        if keys:
+            mine = AppClaim.objects.filter(
+                cluster=source.cluster_id, source=source, app_id__in={app for app, _ in keys}, state=ClaimState.RETRY
+            ).filter(tries=0, claimed_at__isnull=True)
+            rows = mine.values_list("pk", "app_id", "attempt_id")
+            created.extend(pk for pk, app_id, attempt_id in rows if (app_id, attempt_id) in keys)
+    return created
 
 
-def _finish(claim: AppClaim, **values: object) -> None:
-    """Records the outcome, unless another poller took the claim over meanwhile (ours was stale)."""
-    AppClaim.objects.filter(pk=claim.pk, state=ClaimState.CLAIMED, claimed_by=claim.claimed_by).update(
-        finished_at=timezone.now(), **values
-    )
-
-
-def _settled(cluster: Cluster, ref: AppRef) -> bool:
-    state = (
-        AppClaim.objects.filter(cluster=cluster, app_id=ref.app_id[:255], attempt_id=(ref.attempt_id or "")[:64])
-        .values_list("state", flat=True)
-        .first()
-    )
-    return state in {ClaimState.DONE, ClaimState.FAILED}
-
-
-def _process(
-    source: Source,
-    backend: Backend,
-    ref: AppRef,
-    claim: AppClaim,
-    suite: HeuristicSuite,
-    budget: int,
-    result: PollResult,
-) -> None:
-    key = _key(ref)
+def _list(source: Source, window: tuple[int, int], result: PollResult) -> list[AppRef] | None:
+    """The window's apps, with the backend's state kept; None (and the error recorded) when listing failed."""
     try:
-        app = backend.fetch(ref)
-        report = analyze(app, suite)
-        stored = report_store(report=report, source=result.label)
-    except Exception as error:  # a fetch, reader or database failure costs this app one try, never the pass
-        permanent = isinstance(error, BackendError) and error.permanent
-        reason = str(error) if isinstance(error, BackendError) else f"{type(error).__name__}: {error}"
-        text = mask_secrets(reason or type(error).__name__, source.secrets.values())[:MAX_ERROR_CHARS]
-        tries = claim.tries + 1
-        if permanent or tries >= budget:
-            _finish(claim, state=ClaimState.FAILED, tries=tries, last_error=text)
-            result.failed.append(key)
-        else:
-            _finish(claim, state=ClaimState.RETRY, tries=tries, last_error=text)
-            result.to_retry.append(key)
-        if isinstance(error, BackendError):
-            log.warning("%s: %s: %s", result.label, key, text)
-        else:  # not a fetch error: a bug or a database failure, worth its traceback
-            log.exception("%s: %s: %s", result.label, key, text)
-        return
-    _finish(claim, state=ClaimState.DONE, last_error="", analyzed_app=stored)
-    result.analyzed.append(AnalyzedAppResult(report=report, stored_id=stored.pk))
+        backend = source_backend(source)
+        backend.state = dict(source.backend_state or {})
+        refs = backend.list_finished(*window)
+    except (BackendError, SourceConfigError, OSError) as error:
+        result.error = poll_failed(source, error)
+        return None
+    except Exception as error:  # a backend bug must not stop the other sources
+        log.exception("%s: listing failed", result.label)
+        result.error = poll_failed(source, f"{type(error).__name__}: {error}")
+        return None
+    if backend.state != (source.backend_state or {}):
+        Source.objects.filter(pk=source.pk).update(backend_state=backend.state)
+        source.backend_state = backend.state
+    return refs
 
 
 def poll_source(
@@ -160,44 +219,182 @@ def poll_source(
     now_ms: int,
     poller_id: str,
     suite: HeuristicSuite | None = None,
-    budget: int = DEFAULT_FETCH_BUDGET,
-    lease_s: int = DEFAULT_LEASE_S,
+    enqueue: Enqueue | None = None,
 ) -> PollResult:
-    """One pass over one source: its next window listed, each app claimed, analyzed and stored at most once."""
-    cluster = source.cluster
-    result = PollResult(cluster=cluster.name, backend=source.backend)
+    """One pass over one source: its next window listed and recorded, then the apps due analyzed.
+
+    Without ``enqueue`` the due apps of this source (new ones and earlier ones whose retry is due) are analyzed
+    here, one after another. With it, each newly recorded app is handed to ``enqueue(claim_id)`` (a Celery task)
+    and the sweeper takes care of retries.
+    """
+    result = PollResult(cluster=source.cluster.name, backend=source.backend)
     window = poll_window(source, now_ms)
-    if window is None:
-        return result
-    result.window = window
-    try:
-        backend = source_backend(source)
-        refs = backend.list_finished(*window)
-    except (BackendError, SourceConfigError, OSError) as error:
-        result.error = poll_failed(source, error)
-        return result
-    except Exception as error:  # a backend bug must not stop the other sources
-        log.exception("%s: listing failed", result.label)
-        result.error = poll_failed(source, f"{type(error).__name__}: {error}")
-        return result
-    if suite is None:
-        suite = heuristics.load_suite(user_file=settings.HINDSIGHT_HEURISTICS_FILE)
-    recorded = True
-    for ref in refs:
-        claim = claim_app(cluster, ref, poller_id=poller_id, lease_s=lease_s)
-        if claim is None:
-            if not _settled(cluster, ref):
-                result.busy.append(_key(ref))
-                recorded = False
-            continue
-        _process(source, backend, ref, claim, suite, budget, result)
-        recorded = recorded and not result.to_retry
-    if recorded:
+    if window is not None:
+        result.window = window
+        refs = _list(source, window, result)
+        if refs is None:
+            return result
+        result.listed = len(refs)
+        if source.backend == SourceBackend.YARN_RM:
+            yarn_join.views_record(source.cluster, refs)
+            new: list[int] = []
+        else:
+            grace = dt.timedelta(seconds=settings.HINDSIGHT_ENQUEUE_GRACE_S)
+            new = claims_record(source, refs, not_before=timezone.now() + grace if enqueue else None)
+        result.recorded = len(new)
         result.checkpoint_advanced = checkpoint_advance(source, window[1])
-    else:
-        now = timezone.now()
-        Source.objects.filter(pk=source.pk).update(last_poll_at=now, last_success_at=now, last_error="")
+        if enqueue is not None:
+            for claim_id in new:
+                enqueue(claim_id)
+            result.enqueued = len(new)
+    if enqueue is None and source.backend != SourceBackend.YARN_RM:
+        if suite is None:
+            suite = heuristics.load_suite(user_file=settings.HINDSIGHT_HEURISTICS_FILE)
+        for claim_id in claims_due(source=source):
+            result.add(analyze_claim(claim_id, poller_id=poller_id, suite=suite))
     return result
+
+
+# Step 2: analysis
+
+
+def claims_due(*, source: Source | None = None, now: dt.datetime | None = None, limit: int | None = None) -> list[int]:
+    """Claims to analyze now, oldest first: waiting with their try due, or held past the lease by a dead worker."""
+    now = now or timezone.now()
+    lease = dt.timedelta(seconds=settings.HINDSIGHT_CLAIM_LEASE_S)
+    due = AppClaim.objects.filter(
+        Q(state=ClaimState.RETRY, next_try_at__isnull=True)
+        | Q(state=ClaimState.RETRY, next_try_at__lte=now)
+        | Q(state=ClaimState.CLAIMED, claimed_at__lt=now - lease)
+    )
+    if source is not None:
+        due = due.filter(source=source)
+    ids = due.order_by("finished_ms", "pk").values_list("pk", flat=True)
+    return list(ids[:limit] if limit is not None else ids)
+
+
+def claim_take(claim_id: int, poller_id: str) -> AppClaim | None:
+    """The claim, now held by ``poller_id``; None when it is done, failed or held by another live worker."""
+    now = timezone.now()
+    lease = dt.timedelta(seconds=settings.HINDSIGHT_CLAIM_LEASE_S)
+    won = (
+        AppClaim.objects.filter(pk=claim_id)
+        .filter(
+            Q(state=ClaimState.RETRY)
+            | Q(state=ClaimState.CLAIMED, claimed_at__lt=now - lease)
+            | Q(state=ClaimState.CLAIMED, claimed_by=poller_id[:255])  # this task again: its first run died
+        )
+        .update(state=ClaimState.CLAIMED, claimed_at=now, claimed_by=poller_id[:255])
+    )
+    if won != 1:
+        return None
+    return AppClaim.objects.select_related("cluster", "source", "source__cluster").get(pk=claim_id)
+
+
+def _finish(claim: AppClaim, **values: object) -> bool:
+    """Records the outcome, unless another worker took the claim over meanwhile (ours was stale)."""
+    return bool(
+        AppClaim.objects.filter(pk=claim.pk, state=ClaimState.CLAIMED, claimed_by=claim.claimed_by).update(
+            finished_at=timezone.now(), **values
+        )
+    )
+
+
+def analyze_claim(
+    claim_id: int,
+    *,
+    poller_id: str,
+    suite: HeuristicSuite | None = None,
+    budget: int | None = None,
+) -> ClaimOutcome:
+    """Takes the claim, fetches, analyzes and stores its app; a failure costs it one try (or all, if permanent).
+
+    A database failure while storing is recorded once the connection is back, or raised when it stays down
+    (the caller retries the whole call: the claim is still held by ``poller_id``, which may take it again).
+    """
+    claim = claim_take(claim_id, poller_id)
+    if claim is None:
+        return ClaimOutcome(key=str(claim_id), busy=True)
+    key = _key(claim.app_id, claim.attempt_id)
+    outcome = ClaimOutcome(key=key)
+    budget = settings.HINDSIGHT_FETCH_BUDGET if budget is None else budget
+    source = claim.source
+    started = time.perf_counter()
+    try:
+        if source is None:
+            raise BackendError(f"{key}: the source that listed it was removed", permanent=True)
+        label = f"{claim.cluster.name}/{source.backend}"
+        backend: Backend = source_backend(source)
+        app = backend.fetch(claim_ref(claim))
+        report = analyze(app, suite or heuristics.load_suite(user_file=settings.HINDSIGHT_HEURISTICS_FILE))
+        extra = {
+            "cluster": claim.cluster,
+            "analysis_ms": int((time.perf_counter() - started) * 1000),
+            **yarn_join.joined_fields(yarn_join.view_for(claim.cluster, claim.app_id)),
+        }
+        with transaction.atomic():
+            stored = report_store(report=report, source=label, extra=extra)
+            if not _finish(claim, state=ClaimState.DONE, last_error="", analyzed_app=stored, next_try_at=None):
+                # Taken over meanwhile (our lease ran out): the other worker stores it; ours is rolled back.
+                transaction.set_rollback(True)
+                outcome.busy = True
+                return outcome
+    except Exception as error:  # a fetch, reader or database failure costs this app one try, never the pass
+        _failure(claim, error, budget, outcome, secrets=source.secrets.values() if source else ())
+        return outcome
+    outcome.analyzed = AnalyzedAppResult(report=report, stored_id=stored.pk)
+    return outcome
+
+
+def _failure(claim: AppClaim, error: Exception, budget: int, outcome: ClaimOutcome, *, secrets: Iterable[str]) -> None:
+    if isinstance(error, DatabaseError):
+        connection.close()  # a dropped connection: the next query opens a new one (or raises if the server is down)
+    permanent = isinstance(error, BackendError) and error.permanent
+    reason = str(error) if isinstance(error, BackendError) else f"{type(error).__name__}: {error}"
+    text = mask_secrets(reason or type(error).__name__, secrets)[:MAX_ERROR_CHARS]
+    tries = claim.tries + 1
+    outcome.error = text
+    if permanent or tries >= budget:
+        _finish(claim, state=ClaimState.FAILED, tries=tries, last_error=text, next_try_at=None)
+        outcome.failed = True
+    else:
+        wait = dt.timedelta(seconds=retry_delay_s(tries))
+        _finish(claim, state=ClaimState.RETRY, tries=tries, last_error=text, next_try_at=timezone.now() + wait)
+        outcome.to_retry = True
+    where = f"{claim.cluster.name}: {outcome.key}"
+    if isinstance(error, BackendError):
+        log.warning("%s: %s", where, text)
+    else:  # not a fetch error: a bug or a database failure, worth its traceback
+        log.error("%s: %s", where, text, exc_info=error)
+
+
+def claims_sweep(enqueue: Enqueue, *, now: dt.datetime | None = None, limit: int = SWEEP_BATCH) -> int:
+    """Enqueues the claims whose (re)try is due or whose worker died; each is pushed back by the enqueue grace.
+
+    The grace keeps the next sweeps from enqueuing it again while its message waits in the broker; should the
+    message be lost, the app is enqueued again once the grace has passed.
+    """
+    now = now or timezone.now()
+    ids = claims_due(now=now, limit=limit)
+    if not ids:
+        return 0
+    grace = now + dt.timedelta(seconds=settings.HINDSIGHT_ENQUEUE_GRACE_S)
+    # A stale claim goes back to waiting first, so its conditional take succeeds for whichever task runs it.
+    AppClaim.objects.filter(pk__in=ids, state=ClaimState.CLAIMED).update(state=ClaimState.RETRY)
+    AppClaim.objects.filter(pk__in=ids, state=ClaimState.RETRY).update(next_try_at=grace)
+    for claim_id in ids:
+        enqueue(claim_id)
+    return len(ids)
+
+
+def claims_retry(claim_ids: Iterable[int]) -> int:
+    """Makes failed (or waiting) apps due again with a fresh budget; the number reset. Done ones stay done."""
+    return AppClaim.objects.filter(pk__in=list(claim_ids), state__in=[ClaimState.FAILED, ClaimState.RETRY]).update(
+        state=ClaimState.RETRY, tries=0, next_try_at=None
+    )
+
+
+# Due sources and passes
 
 
 def source_is_due(source: Source, now: dt.datetime) -> bool:
@@ -224,11 +421,16 @@ def seconds_until_due(now: dt.datetime, *, idle_s: float) -> float:
     return max(0.0, min(waits)) if waits else idle_s
 
 
+def _listing_order(source: Source) -> tuple[bool, str, str, int]:
+    # The RM's views first, so apps analyzed in the same pass get them joined at once.
+    return (source.backend != SourceBackend.YARN_RM, source.cluster.name, source.backend, source.pk)
+
+
 def poll_sources(*, now_ms: int | None = None, poller_id: str | None = None) -> Iterator[PollResult]:
     """One pass over every enabled source of every cluster, one result per source as it is done."""
     suite = heuristics.load_suite(user_file=settings.HINDSIGHT_HEURISTICS_FILE)
     poller = poller_id or default_poller_id()
-    sources = Source.objects.filter(enabled=True).select_related("cluster").order_by("cluster__name", "backend", "id")
+    sources = sorted(Source.objects.filter(enabled=True).select_related("cluster"), key=_listing_order)
     for source in sources:
         now = now_ms if now_ms is not None else int(timezone.now().timestamp() * 1000)
         yield poll_source(source, now_ms=now, poller_id=poller, suite=suite)
@@ -237,3 +439,60 @@ def poll_sources(*, now_ms: int | None = None, poller_id: str | None = None) -> 
 def poll_once(*, now_ms: int | None = None, poller_id: str | None = None) -> list[AnalysisReport]:
     """The reports of the apps analyzed in one pass over all sources (none for apps already analyzed)."""
     return [done.report for result in poll_sources(now_ms=now_ms, poller_id=poller_id) for done in result.analyzed]
+
+
+# Backfill
+
+
+@dataclass
+class BackfillResult:
+    """What a backfill of one source over a past range did."""
+
+    label: str
+    windows: int = 0
+    listed: int = 0
+    recorded: int = 0
+    claim_ids: list[int] = field(default_factory=list)  # the range's apps still to analyze (new or waiting)
+    errors: list[str] = field(default_factory=list)  # windows that could not be listed
+
+
+def backfill_windows(start_ms: int, end_ms: int, window_ms: int) -> list[tuple[int, int]]:
+    """[start_ms, end_ms) cut into consecutive windows of at most ``window_ms``."""
+    if window_ms <= 0:
+        raise ValueError("the window must be positive")
+    return [(lo, min(lo + window_ms, end_ms)) for lo in range(start_ms, end_ms, window_ms)]
+
+
+def source_backfill(
+    source: Source,
+    windows: Sequence[tuple[int, int]],
+    *,
+    on_window: Callable[[int], object] | None = None,
+) -> BackfillResult:
+    """Lists a past range window by window and records its apps once; the checkpoint is left alone.
+
+    Apps already recorded (by polling or an earlier backfill) are not recorded again; the ids returned are
+    those of the range's apps still waiting, for the caller to analyze here or enqueue. ``on_window(n)`` is
+    called after each window with the apps it listed (a progress bar).
+    """
+    result = BackfillResult(label=f"{source.cluster.name}/{source.backend}")
+    for window in windows:
+        listing = PollResult(cluster=source.cluster.name, backend=source.backend)
+        refs = _list(source, window, listing)
+        result.windows += 1
+        if refs is None:
+            result.errors.append(listing.error or "listing failed")
+        elif source.backend == SourceBackend.YARN_RM:
+            yarn_join.views_record(source.cluster, refs)
+            result.listed += len(refs)
+        else:
+            result.listed += len(refs)
+            result.recorded += len(claims_record(source, refs))
+            keys = {(ref.app_id[:255], (ref.attempt_id or "")[:64]) for ref in refs}
+            waiting = AppClaim.objects.filter(
+                cluster=source.cluster_id, app_id__in={app_id for app_id, _ in keys}, state=ClaimState.RETRY
+            ).values_list("pk", "app_id", "attempt_id")
+            result.claim_ids.extend(pk for pk, app_id, attempt_id in waiting if (app_id, attempt_id) in keys)
+        if on_window is not None:
+            on_window(len(refs or ()))
+    return result

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any, Final
 
@@ -228,13 +228,15 @@ def _app_values(report: AnalysisReport) -> dict[str, Any]:
 
 
 @transaction.atomic
-def report_store(*, report: AnalysisReport, source: str) -> AnalyzedApp:
+def report_store(*, report: AnalysisReport, source: str, extra: Mapping[str, Any] | None = None) -> AnalyzedApp:
     """Store one report in one transaction; the same (source, app id, attempt) again replaces the earlier one.
 
     The app row is updated in place (its id, and so its URL, stays); its findings and summaries are replaced.
+    ``extra`` sets further ``AnalyzedApp`` fields the report does not hold (cluster, the RM's view, timings).
     """
     identity = _fit(AnalyzedApp, source=source, app_id=report.app_id, attempt_id=report.attempt_id or "")
-    app, _created = AnalyzedApp.objects.update_or_create(**identity, defaults=_app_values(report))
+    defaults = {**_app_values(report), **(extra or {})}
+    app, _created = AnalyzedApp.objects.update_or_create(**identity, defaults=defaults)
     HeuristicResult.objects.filter(app=app).delete()  # details go by cascade
     StageSummary.objects.filter(app=app).delete()
     ExecutorSummary.objects.filter(app=app).delete()

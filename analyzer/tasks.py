@@ -1,39 +1,58 @@
 """Celery tasks: thin. Each loads what it needs by id and calls ``analyzer.polling``; retries live here only.
 
-Beat runs ``poll_due_sources`` every few seconds; it enqueues one ``poll_source_task`` per source whose interval
-has passed. One task per source pass, not per app: ``poll_source`` already claims each app of the window by a
-conditional update (exactly once per cluster), keeps per-app fetch retries in ``AppClaim`` and only moves the
-checkpoint when every app of the window is recorded, so per-app tasks would add a second retry policy and a
-second place to track the window without making any app analyzed more than once less likely. Two passes of one
-source running at once (beat firing while a slow pass runs) are harmless for the same reason: the second finds
-the apps claimed and leaves the checkpoint alone.
+Beat runs ``poll_due_sources`` every few seconds: it enqueues one ``poll_source_task`` per source whose interval
+has passed, and one ``analyze_app_task`` per recorded app whose (re)try is due or whose worker died
+(``claims_sweep``). A source pass lists its window, records each app once (``AppClaim``) and enqueues one
+``analyze_app_task`` per new app, so apps are analyzed in parallel by every worker process. An app task is
+acknowledged only once done (acks_late) and given back to the broker when its worker dies; the claim's
+conditional update lets the redelivered message, and only it, take the app over, so it is analyzed once.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 from typing import Any
 
 from celery import Task, shared_task
+from django.conf import settings
 from django.db import OperationalError
 from django.utils import timezone
 
+import heuristics
 from analyzer.models import Source
-from analyzer.polling import poll_source, sources_due
+from analyzer.pipeline import HeuristicSuite
+from analyzer.polling import analyze_claim, claims_sweep, poll_source, sources_due
 
 log = logging.getLogger(__name__)
 
 MAX_RETRIES = 5
+_suites: dict[tuple[str | None, float], HeuristicSuite] = {}
+
+
+def _suite() -> HeuristicSuite:
+    """The heuristic suite, loaded once per worker process and again when the overrides file changes."""
+    path = settings.HINDSIGHT_HEURISTICS_FILE
+    mtime = Path(path).stat().st_mtime if path and Path(path).exists() else 0.0
+    key = (path, mtime)
+    if key not in _suites:
+        _suites.clear()
+        _suites[key] = heuristics.load_suite(user_file=path)
+    return _suites[key]
+
+
+def _enqueue_app(claim_id: int) -> None:
+    analyze_app_task.delay(claim_id)
 
 
 @shared_task
-def poll_due_sources() -> list[int]:
-    """Enqueues one pass of every enabled source that is due; the ids enqueued."""
+def poll_due_sources() -> dict[str, Any]:
+    """Enqueues one pass of every enabled source that is due, and the apps whose (re)try is due."""
     due = [source.pk for source in sources_due(timezone.now())]
     for source_id in due:
         poll_source_task.delay(source_id)
-    return due
+    return {"sources": due, "apps": claims_sweep(_enqueue_app)}
 
 
 @shared_task(
@@ -44,18 +63,42 @@ def poll_due_sources() -> list[int]:
     max_retries=MAX_RETRIES,
 )
 def poll_source_task(self: Task, source_id: int) -> dict[str, Any] | None:
-    """One pass over the source ``source_id``; a summary of what it did, or None when it is gone or disabled."""
+    """One listing of the source ``source_id``, each new app enqueued; None when the source is gone or disabled."""
     source = Source.objects.select_related("cluster").filter(pk=source_id, enabled=True).first()
     if source is None:
         log.info("source %s is gone or disabled: not polled", source_id)
         return None
     poller_id = f"{self.request.hostname or 'celery'}:{os.getpid()}"
-    result = poll_source(source, now_ms=int(timezone.now().timestamp() * 1000), poller_id=poller_id)
+    now_ms = int(timezone.now().timestamp() * 1000)
+    result = poll_source(source, now_ms=now_ms, poller_id=poller_id, enqueue=_enqueue_app)
     return {
         "source": result.label,
-        "analyzed": [done.stored_id for done in result.analyzed],
-        "failed": result.failed,
-        "to_retry": result.to_retry,
-        "busy": result.busy,
+        "listed": result.listed,
+        "enqueued": result.enqueued,
+        "checkpoint_advanced": result.checkpoint_advanced,
         "error": result.error,
+    }
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,  # a worker killed mid-analysis gives the message back at once
+    autoretry_for=(OperationalError,),  # the database down while recording the outcome: the claim is still ours
+    retry_backoff=True,
+    retry_jitter=True,
+    max_retries=MAX_RETRIES,
+)
+def analyze_app_task(self: Task, claim_id: int) -> dict[str, Any]:
+    """Fetches, analyzes and stores the app of claim ``claim_id``, unless it is done or another worker has it."""
+    # The task id survives redelivery and retries, so a later run of this message may take its own claim back.
+    outcome = analyze_claim(claim_id, poller_id=f"task:{self.request.id}", suite=_suite())
+    return {
+        "claim": claim_id,
+        "app": outcome.key,
+        "stored_id": outcome.analyzed.stored_id if outcome.analyzed else None,
+        "failed": outcome.failed,
+        "to_retry": outcome.to_retry,
+        "busy": outcome.busy,
+        "error": outcome.error,
     }

@@ -91,6 +91,15 @@ HINDSIGHT_HEURISTICS_FILE = os.environ.get("HINDSIGHT_HEURISTICS_FILE") or None
 # How far back a new source's first poll looks when it has no checkpoint yet.
 HINDSIGHT_INITIAL_LOOKBACK_S = int(os.environ.get("HINDSIGHT_INITIAL_LOOKBACK_S", "3600"))
 HINDSIGHT_REDACTION_PATTERNS = [p for p in os.environ.get("HINDSIGHT_REDACTION_PATTERNS", "").split(",") if p]
+# Exactly-once analysis (analyzer/polling.py): fetches of one app before it is stored as failed, the exponential
+# backoff between them (base doubling up to a cap, with jitter), how long a claim may be held before another
+# worker takes it over (above the task time limit, so a live analysis is never taken), and how long an enqueued
+# app may wait in the broker before the sweeper enqueues it again (its message may have been lost).
+HINDSIGHT_FETCH_BUDGET = int(os.environ.get("HINDSIGHT_FETCH_BUDGET", "5"))
+HINDSIGHT_RETRY_BASE_S = float(os.environ.get("HINDSIGHT_RETRY_BASE_S", "15"))
+HINDSIGHT_RETRY_MAX_S = float(os.environ.get("HINDSIGHT_RETRY_MAX_S", "900"))
+HINDSIGHT_CLAIM_LEASE_S = int(os.environ.get("HINDSIGHT_CLAIM_LEASE_S", "2400"))
+HINDSIGHT_ENQUEUE_GRACE_S = int(os.environ.get("HINDSIGHT_ENQUEUE_GRACE_S", "900"))
 
 # Celery (worker + beat, the production run mode; docs/SOURCES.md "Run modes"). Redis by default;
 # HINDSIGHT_BROKER_URL=amqp://guest:guest@127.0.0.1:5672// uses RabbitMQ instead.
@@ -103,8 +112,13 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # long polls: a worker takes one at a tim
 CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("HINDSIGHT_TASK_SOFT_TIME_LIMIT_S", "1500"))
 CELERY_TASK_TIME_LIMIT = int(os.environ.get("HINDSIGHT_TASK_TIME_LIMIT_S", "1800"))
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Redis gives an unacknowledged task (its worker killed) to another worker after this; above the time limit.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(os.environ.get("HINDSIGHT_BROKER_VISIBILITY_TIMEOUT_S", "3600")),
+}
 CELERY_TIMEZONE = TIME_ZONE
-# Beat only asks which sources are due; each source keeps its own poll_interval_s (default 10 s).
+# Beat only asks which sources are due (each keeps its own poll_interval_s, default 10 s) and which listed apps
+# wait for a (re)try; the passes and the per-app analyses are tasks of their own.
 CELERY_BEAT_SCHEDULE = {
     "poll-due-sources": {"task": "analyzer.tasks.poll_due_sources", "schedule": 5.0},
 }

@@ -67,6 +67,9 @@ class Backend:
 
     def __init__(self, **params: Any) -> None:
         self.params = validate_parameters(type(self), params)
+        # JSON-able memory between listings (e.g. logs seen in progress). The caller loads it before a listing
+        # and persists it after, so it survives restarts; a backend keeps it small and bounded.
+        self.state: dict[str, Any] = {}
 
     def list_finished(self, start_ms: int, end_ms: int) -> list[AppRef]:
         """Applications that finished in [start_ms, end_ms), oldest first."""

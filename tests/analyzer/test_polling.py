@@ -1,4 +1,5 @@
-"""Polling as a service: each app of a cluster analyzed once, failures retried then recorded, checkpoints safe."""
+"""Polling as a service: each app of a cluster recorded and analyzed once, failures retried with backoff then
+recorded, checkpoints safe, the ResourceManager's view joined in."""
 
 from __future__ import annotations
 
@@ -11,9 +12,19 @@ from typing import Any
 import pytest
 from django.utils import timezone
 from factories import copy_log, set_mtime
+from rm_stub import RmStub, rm_app
 
-from analyzer.models import AnalyzedApp, AppClaim, ClaimState, Cluster, Source
-from analyzer.polling import DEFAULT_FETCH_BUDGET, claim_app, poll_once, poll_source
+from analyzer.models import AnalyzedApp, AppClaim, ClaimState, Cluster, Source, YarnAppView
+from analyzer.polling import (
+    analyze_claim,
+    claim_take,
+    claims_record,
+    claims_retry,
+    claims_sweep,
+    poll_once,
+    poll_source,
+    retry_delay_s,
+)
 from analyzer.sources import cluster_add, source_spec
 from fetchers.backends import AppRef, BackendError
 from fetchers.eventlog_dir import EventLogDirectoryBackend
@@ -28,6 +39,17 @@ CORRUPT = "local-1795300000001"
 NOW_MS = 1_900_000_000_000
 MINUTE_MS = 60_000
 PASSWORD = "s3cr3t-Pa55"
+BUDGET = 3
+
+
+@pytest.fixture(autouse=True)
+def small_budget(settings: Any) -> None:
+    settings.HINDSIGHT_FETCH_BUDGET = BUDGET
+
+
+def make_retries_due() -> None:
+    """Time passing: every backoff has run out."""
+    AppClaim.objects.filter(state=ClaimState.RETRY).update(next_try_at=timezone.now() - dt.timedelta(seconds=1))
 
 
 @pytest.fixture
@@ -95,7 +117,7 @@ def test_a_log_finished_after_the_checkpoint_is_picked_up_by_the_next_pass(
     assert (the_source(cluster).checkpoint_ms or 0) > checkpoint
 
 
-def test_a_corrupt_log_ends_failed_with_its_reason_after_the_budget_and_the_checkpoint_then_moves(
+def test_a_corrupt_log_ends_failed_with_its_reason_after_the_budget_while_the_others_are_stored(
     cluster: Cluster, logs: Path
 ) -> None:
     corrupt = logs / f"{CORRUPT}.zstd"
@@ -106,20 +128,23 @@ def test_a_corrupt_log_ends_failed_with_its_reason_after_the_budget_and_the_chec
 
     assert sorted(r.app_id for r in first) == [ROLLING, PLAIN]
     assert (claim_of(CORRUPT).state, claim_of(CORRUPT).tries) == (ClaimState.RETRY, 1)
-    assert the_source(cluster).checkpoint_ms is None  # the corrupt one is not recorded yet
-    for _ in range(DEFAULT_FETCH_BUDGET - 1):
+    # Recorded is enough for the checkpoint: the claim keeps the app until it is done or failed.
+    assert the_source(cluster).checkpoint_ms == NOW_MS - 60_000
+    for _ in range(BUDGET - 1):
+        make_retries_due()
         assert poll_once(now_ms=NOW_MS) == []
 
     claim = claim_of(CORRUPT)
-    assert (claim.state, claim.tries) == (ClaimState.FAILED, DEFAULT_FETCH_BUDGET)
+    assert (claim.state, claim.tries) == (ClaimState.FAILED, BUDGET)
     assert "no events" in claim.last_error
     assert claim.analyzed_app is None
-    assert the_source(cluster).checkpoint_ms == NOW_MS - 60_000
+    assert claim.next_try_at is None
+    make_retries_due()
     assert poll_once(now_ms=NOW_MS + MINUTE_MS) == []  # failed is final: not fetched again
-    assert claim_of(CORRUPT).tries == DEFAULT_FETCH_BUDGET
+    assert claim_of(CORRUPT).tries == BUDGET
 
 
-def test_a_transient_error_keeps_the_checkpoint_and_a_later_pass_finishes(
+def test_a_transient_error_is_retried_after_its_backoff_and_a_later_pass_finishes(
     cluster: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real_fetch = EventLogDirectoryBackend.fetch
@@ -137,14 +162,24 @@ def test_a_transient_error_keeps_the_checkpoint_and_a_later_pass_finishes(
     assert [r.app_id for r in first] == [ROLLING]
     claim = claim_of(PLAIN)
     assert (claim.state, claim.tries, claim.last_error) == (ClaimState.RETRY, 1, "mount point went away")
-    assert the_source(cluster).checkpoint_ms is None
+    assert claim.next_try_at is not None
+    assert claim.next_try_at > timezone.now()
 
     outage["on"] = False
+    assert poll_once(now_ms=NOW_MS + MINUTE_MS) == []  # still backing off
+    make_retries_due()
     second = poll_once(now_ms=NOW_MS + MINUTE_MS)
 
     assert [r.app_id for r in second] == [PLAIN]
     assert claim_of(PLAIN).state == ClaimState.DONE
-    assert the_source(cluster).checkpoint_ms == NOW_MS + MINUTE_MS - 60_000
+    assert AnalyzedApp.objects.filter(app_id=PLAIN).count() == 1
+
+
+def test_the_backoff_doubles_from_the_base_up_to_the_cap_with_jitter() -> None:
+    for tries, full in [(1, 15), (2, 30), (3, 60), (10, 900)]:
+        delays = [retry_delay_s(tries, base_s=15, max_s=900) for _ in range(200)]
+        assert all(full / 2 <= d < full for d in delays)
+        assert max(delays) - min(delays) > full / 10  # jittered: retries of many apps do not come in lockstep
 
 
 def test_a_permanent_error_fails_the_app_at_once_and_counts_as_recorded(
@@ -159,27 +194,35 @@ def test_a_permanent_error_fails_the_app_at_once_and_counts_as_recorded(
 
     assert {(c.state, c.tries) for c in AppClaim.objects.all()} == {(ClaimState.FAILED, 1)}
     assert the_source(cluster).checkpoint_ms is not None
+    assert AnalyzedApp.objects.count() == 0
 
 
 def test_a_stale_claim_is_taken_over_and_a_live_one_is_left_alone(cluster: Cluster) -> None:
+    source = the_source(cluster)
+    claims_record(source, source_backend_refs(source))
     now = timezone.now()
-    AppClaim.objects.create(
-        cluster=cluster,
-        app_id=PLAIN,
-        state=ClaimState.CLAIMED,
-        claimed_by="dead",
-        claimed_at=now - dt.timedelta(days=1),
+    AppClaim.objects.filter(app_id=PLAIN).update(
+        state=ClaimState.CLAIMED, claimed_by="dead", claimed_at=now - dt.timedelta(days=1)
     )
-    AppClaim.objects.create(
-        cluster=cluster, app_id=ROLLING, state=ClaimState.CLAIMED, claimed_by="alive", claimed_at=now
-    )
+    AppClaim.objects.filter(app_id=ROLLING).update(state=ClaimState.CLAIMED, claimed_by="alive", claimed_at=now)
 
     reports = poll_once(now_ms=NOW_MS, poller_id="me")
 
     assert [r.app_id for r in reports] == [PLAIN]
     assert (claim_of(PLAIN).state, claim_of(PLAIN).claimed_by) == (ClaimState.DONE, "me")
     assert (claim_of(ROLLING).state, claim_of(ROLLING).claimed_by) == (ClaimState.CLAIMED, "alive")
-    assert the_source(cluster).checkpoint_ms is None  # the live claim's app is not recorded yet
+    assert AnalyzedApp.objects.count() == 1
+
+
+def source_backend_refs(source: Source) -> list[AppRef]:
+    return EventLogDirectoryBackend(**source.params).list_finished(0, NOW_MS)
+
+
+def record(source: Source, app_id: str) -> int:
+    """Records one app of the directory as its listing gives it; the claim's id."""
+    (ref,) = [ref for ref in source_backend_refs(source) if ref.app_id == app_id]
+    (claim_id,) = claims_record(source, [ref])
+    return claim_id
 
 
 def test_two_sources_of_one_cluster_on_the_same_directory_analyze_each_app_once(cluster: Cluster, logs: Path) -> None:
@@ -264,16 +307,139 @@ def test_polling_uses_the_wall_clock_when_no_time_is_given(cluster: Cluster, log
     assert sorted(r.app_id for r in poll_once()) == [ROLLING, PLAIN]
 
 
-def test_only_one_of_two_pollers_wins_the_claim_of_an_app(cluster: Cluster) -> None:
-    ref = AppRef(app_id=PLAIN, finished_ms=NOW_MS - 30 * MINUTE_MS)
+def test_only_one_of_two_workers_wins_the_claim_of_an_app(cluster: Cluster) -> None:
+    (claim_id,) = claims_record(the_source(cluster), [AppRef(app_id=PLAIN, finished_ms=NOW_MS - 30 * MINUTE_MS)])
 
-    first = claim_app(cluster, ref, poller_id="one")
-    second = claim_app(cluster, ref, poller_id="two")
+    first = claim_take(claim_id, "one")
+    second = claim_take(claim_id, "two")
 
     assert first is not None
     assert first.claimed_by == "one"
     assert second is None
     assert AppClaim.objects.filter(app_id=PLAIN).count() == 1
+
+
+def test_an_app_listed_twice_or_by_two_sources_is_recorded_once(cluster: Cluster) -> None:
+    source = the_source(cluster)
+    ref = AppRef(app_id=PLAIN, finished_ms=NOW_MS - 30 * MINUTE_MS, name="nightly", user="etl")
+
+    assert len(claims_record(source, [ref, ref])) == 1
+    assert claims_record(source, [ref]) == []
+    claim = claim_of(PLAIN)
+    assert (claim.source_id, claim.finished_ms, claim.ref["name"], claim.ref["user"]) == (
+        source.pk,
+        NOW_MS - 30 * MINUTE_MS,
+        "nightly",
+        "etl",
+    )
+
+
+def test_a_redelivered_task_takes_back_its_own_claim_but_not_another_workers(cluster: Cluster) -> None:
+    claim_id = record(the_source(cluster), PLAIN)
+    assert claim_take(claim_id, "task:abc") is not None  # then its worker is killed mid-analysis
+
+    assert claim_take(claim_id, "task:other") is None
+    outcome = analyze_claim(claim_id, poller_id="task:abc")  # the broker gives the same message back
+
+    assert outcome.analyzed is not None
+    assert claim_of(PLAIN).state == ClaimState.DONE
+    assert analyze_claim(claim_id, poller_id="task:abc").busy  # and a third delivery does nothing
+    assert AnalyzedApp.objects.filter(app_id=PLAIN).count() == 1
+
+
+def test_an_analysis_outlived_by_its_lease_stores_nothing_once_taken_over(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claim_id = record(the_source(cluster), PLAIN)
+    real_fetch = EventLogDirectoryBackend.fetch
+
+    def slow_fetch(self: EventLogDirectoryBackend, ref: AppRef) -> Any:
+        # While this worker fetches, its lease runs out and another worker takes the app over.
+        AppClaim.objects.filter(pk=claim_id).update(claimed_by="other", claimed_at=timezone.now())
+        return real_fetch(self, ref)
+
+    monkeypatch.setattr(EventLogDirectoryBackend, "fetch", slow_fetch)
+
+    outcome = analyze_claim(claim_id, poller_id="slow")
+
+    assert outcome.busy
+    assert AnalyzedApp.objects.count() == 0  # the report was rolled back; "other" stores it
+    assert claim_of(PLAIN).claimed_by == "other"
+
+
+def test_the_sweeper_enqueues_due_and_stale_claims_once_per_grace(cluster: Cluster, settings: Any) -> None:
+    source = the_source(cluster)
+    refs = source_backend_refs(source)
+    ids = claims_record(source, refs)
+    AppClaim.objects.filter(app_id=ROLLING).update(
+        state=ClaimState.CLAIMED, claimed_by="dead", claimed_at=timezone.now() - dt.timedelta(days=1)
+    )
+    enqueued: list[int] = []
+
+    assert claims_sweep(enqueued.append) == 2
+    assert sorted(enqueued) == sorted(ids)
+    assert claims_sweep(enqueued.append) == 0  # waiting in the broker: not enqueued again
+    assert claim_of(ROLLING).state == ClaimState.RETRY  # its dead worker's claim is free for the new message
+
+    later = timezone.now() + dt.timedelta(seconds=settings.HINDSIGHT_ENQUEUE_GRACE_S + 1)
+    assert claims_sweep(enqueued.append, now=later) == 2  # their messages were lost: enqueued again
+    for claim_id in enqueued:
+        analyze_claim(claim_id, poller_id="worker")
+    assert AnalyzedApp.objects.count() == 2
+
+
+def test_a_failed_app_retried_from_the_admin_gets_a_fresh_budget_and_is_stored(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def gone(self: EventLogDirectoryBackend, ref: AppRef) -> Any:
+        raise BackendError("the log server was down", permanent=True)
+
+    monkeypatch.setattr(EventLogDirectoryBackend, "fetch", gone)
+    poll_once(now_ms=NOW_MS)
+    assert AppClaim.objects.filter(state=ClaimState.FAILED).count() == 2
+    monkeypatch.undo()
+
+    assert claims_retry(AppClaim.objects.values_list("pk", flat=True)) == 2
+    assert {(c.state, c.tries) for c in AppClaim.objects.all()} == {(ClaimState.RETRY, 0)}
+    later = poll_once(now_ms=NOW_MS)
+
+    assert sorted(r.app_id for r in later) == [ROLLING, PLAIN]
+    assert claims_retry(AppClaim.objects.values_list("pk", flat=True)) == 0  # done apps stay done
+
+
+def test_a_removed_source_fails_its_waiting_apps_with_the_reason(cluster: Cluster) -> None:
+    source = the_source(cluster)
+    (claim_id,) = claims_record(source, [AppRef(app_id=PLAIN, finished_ms=NOW_MS - 30 * MINUTE_MS)])
+    source.delete()
+
+    outcome = analyze_claim(claim_id, poller_id="worker")
+
+    assert outcome.failed
+    assert "source that listed it was removed" in claim_of(PLAIN).last_error
+
+
+def test_the_resourcemanagers_view_is_joined_whether_it_comes_before_or_after_the_analysis(logs: Path) -> None:
+    before, after = "application_1326821518301_0001", "application_1326821518301_0002"
+    with RmStub([rm_app(1, NOW_MS - 30 * MINUTE_MS, queue="etl"), rm_app(2, NOW_MS - 30 * MINUTE_MS)]) as rm:
+        cluster = cluster_add("yarn", eventlog_dirs=[str(logs)], resourcemanagers=[rm.url])
+        # The apps as the event-log directory lists them; their logs name them by these ids.
+        directory = Source.objects.get(cluster=cluster, backend="eventlog-dir")
+        rm_source = Source.objects.get(cluster=cluster, backend="yarn-rm")
+        refs = source_backend_refs(directory)
+        claims_record(directory, [AppRef(app_id=before, extra=refs[0].extra, finished_ms=refs[0].finished_ms)])
+
+        poll_source(rm_source, now_ms=NOW_MS, poller_id="me")  # the RM's view first, for both apps
+        assert YarnAppView.objects.filter(cluster=cluster).count() == 2
+        assert AppClaim.objects.filter(cluster=cluster).count() == 1  # the RM records views, not claims
+        (claim_id,) = AppClaim.objects.values_list("pk", flat=True)
+        analyze_claim(claim_id, poller_id="me")
+
+    stored = AnalyzedApp.objects.get(cluster=cluster)
+    assert stored.yarn["queue"] == "etl"
+    assert stored.queue == "etl"
+    assert stored.yarn["final_status"] == "SUCCEEDED"
+    assert stored.yarn["memory_mb_seconds"] == rm_app(1, NOW_MS)["memorySeconds"]
+    assert after not in set(AnalyzedApp.objects.values_list("app_id", flat=True))
 
 
 def test_the_installs_extra_secret_patterns_redact_polled_logs_before_storage(cluster: Cluster, settings: Any) -> None:

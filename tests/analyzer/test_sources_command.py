@@ -9,7 +9,8 @@ import orjson
 import pytest
 from django.core.management import call_command
 
-from analyzer.models import Cluster, Source
+from analyzer.models import AppClaim, ClaimState, Cluster, Source
+from analyzer.sources import cluster_add
 
 pytestmark = pytest.mark.django_db
 
@@ -158,3 +159,28 @@ def test_load_rejects_an_unknown_key_naming_it(tmp_path: Path) -> None:
     assert code == 2
     assert "unknown key(s) history" in stderr
     assert not Cluster.objects.exists()
+
+
+def test_retry_gives_the_clusters_failed_apps_a_fresh_budget_and_leaves_the_others(tmp_path: Path) -> None:
+    cluster = cluster_add("prod", eventlog_dirs=[str(tmp_path)])
+    other = cluster_add("other", eventlog_dirs=[str(tmp_path)])
+    for app_id, state in [("app-1", ClaimState.FAILED), ("app-2", ClaimState.FAILED), ("app-3", ClaimState.DONE)]:
+        AppClaim.objects.create(cluster=cluster, app_id=app_id, state=state, tries=5, last_error="refused")
+    AppClaim.objects.create(cluster=other, app_id="app-1", state=ClaimState.FAILED, tries=5)
+
+    code, out, _err = run("retry", "prod", "app-1")
+    assert (code, out.strip()) == (0, "1 app(s) of prod to analyze again")
+    code, out, _err = run("retry", "prod")
+    assert (code, out.strip()) == (0, "1 app(s) of prod to analyze again")
+
+    states = {(c.cluster.name, c.app_id): (c.state, c.tries) for c in AppClaim.objects.select_related("cluster")}
+    assert states == {
+        ("prod", "app-1"): (ClaimState.RETRY, 0),
+        ("prod", "app-2"): (ClaimState.RETRY, 0),
+        ("prod", "app-3"): (ClaimState.DONE, 5),
+        ("other", "app-1"): (ClaimState.FAILED, 5),
+    }
+    assert Cluster.objects.count() == 2
+    code, _out, err = run("retry", "nowhere")
+    assert code == 2
+    assert "no cluster named 'nowhere'" in err

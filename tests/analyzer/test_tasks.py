@@ -18,7 +18,7 @@ from django.utils import timezone
 from factories import copy_log
 
 from analyzer import tasks
-from analyzer.models import AnalyzedApp, Source
+from analyzer.models import AnalyzedApp, AppClaim, ClaimState, Source
 from analyzer.polling import sources_due
 from analyzer.sources import cluster_add
 from config import celery_app
@@ -73,26 +73,53 @@ def source(logs: Path) -> Source:
 # --- with a worker ---------------------------------------------------------------------------------------------
 
 
+def wait_for(predicate: Any, timeout_s: float = TASK_TIMEOUT_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, "the worker did not finish in time"
+        time.sleep(0.05)
+
+
+def all_claims_settled() -> bool:
+    return not AppClaim.objects.exclude(state__in=[ClaimState.DONE, ClaimState.FAILED]).exists()
+
+
 @pytest.mark.django_db(transaction=True)  # the worker thread only sees committed rows
-def test_a_source_pass_run_by_a_worker_stores_the_app_once(worker: None, source: Source) -> None:
+def test_a_source_pass_enqueues_each_new_app_and_a_worker_stores_it_once(worker: None, source: Source) -> None:
     summary = tasks.poll_source_task.delay(source.pk).get(timeout=TASK_TIMEOUT_S)
 
+    assert (summary["listed"], summary["enqueued"], summary["error"]) == (1, 1, None)
+    wait_for(all_claims_settled)
     stored = AnalyzedApp.objects.get()
     assert stored.app_id == PLAIN
     assert stored.source == "prod/eventlog-dir"
-    assert summary["analyzed"] == [stored.pk]
-    assert summary["error"] is None
+    assert stored.cluster_id == source.cluster_id
+    assert stored.analysis_ms is not None
+    assert AppClaim.objects.get().analyzed_app_id == stored.pk
 
 
 @pytest.mark.django_db(transaction=True)
 def test_running_the_pass_twice_stores_no_duplicate(worker: None, source: Source) -> None:
     tasks.poll_source_task.delay(source.pk).get(timeout=TASK_TIMEOUT_S)
+    wait_for(all_claims_settled)
     Source.objects.filter(pk=source.pk).update(checkpoint_ms=0)  # even the same window asked again
 
     summary = tasks.poll_source_task.delay(source.pk).get(timeout=TASK_TIMEOUT_S)
 
-    assert summary["analyzed"] == []
+    assert (summary["listed"], summary["enqueued"]) == (1, 0)
     assert AnalyzedApp.objects.filter(app_id=PLAIN).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_same_app_task_delivered_twice_stores_the_app_once(worker: None, source: Source) -> None:
+    tasks.poll_source_task.delay(source.pk).get(timeout=TASK_TIMEOUT_S)
+    wait_for(all_claims_settled)
+    claim_id = AppClaim.objects.get().pk
+
+    again = tasks.analyze_app_task.delay(claim_id).get(timeout=TASK_TIMEOUT_S)
+
+    assert again["busy"] is True
+    assert AnalyzedApp.objects.count() == 1
 
 
 @pytest.mark.django_db(transaction=True)
@@ -105,30 +132,36 @@ def test_a_source_removed_before_its_pass_is_skipped(worker: None, source: Sourc
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_database_error_is_retried_with_backoff_and_the_pass_then_completes(
+def test_a_database_error_while_analyzing_is_retried_with_backoff_and_the_app_then_stored(
     worker: None, source: Source, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[int] = []
-    real_poll_source = tasks.poll_source
+    real_analyze_claim = tasks.analyze_claim
 
-    def flaky_poll_source(*args: Any, **kwargs: Any) -> Any:
+    def flaky_analyze_claim(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         if len(calls) == 1:
             raise OperationalError("server closed the connection unexpectedly")
-        return real_poll_source(*args, **kwargs)
+        return real_analyze_claim(*args, **kwargs)
 
-    monkeypatch.setattr(tasks, "poll_source", flaky_poll_source)
+    monkeypatch.setattr(tasks, "analyze_claim", flaky_analyze_claim)
 
-    summary = tasks.poll_source_task.delay(source.pk).get(timeout=TASK_TIMEOUT_S)
+    tasks.poll_source_task.delay(source.pk).get(timeout=TASK_TIMEOUT_S)
+    wait_for(all_claims_settled)
 
     assert len(calls) == 2
-    assert summary["analyzed"] == [AnalyzedApp.objects.get(app_id=PLAIN).pk]
+    assert AnalyzedApp.objects.filter(app_id=PLAIN).count() == 1
 
 
-def test_the_pass_task_retries_database_errors_five_times_with_jittered_backoff() -> None:
-    task = tasks.poll_source_task
-    assert task.autoretry_for == (OperationalError,)
-    assert (task.retry_backoff, task.retry_jitter, task.max_retries) == (True, True, 5)
+def test_both_tasks_retry_database_errors_five_times_with_jittered_backoff() -> None:
+    for task in (tasks.poll_source_task, tasks.analyze_app_task):
+        assert task.autoretry_for == (OperationalError,)
+        assert (task.retry_backoff, task.retry_jitter, task.max_retries) == (True, True, 5)
+
+
+def test_an_app_task_is_acknowledged_only_once_done_and_given_back_when_its_worker_dies() -> None:
+    assert tasks.analyze_app_task.acks_late is True
+    assert tasks.analyze_app_task.reject_on_worker_lost is True
 
 
 # --- which sources are due (no worker) ------------------------------------------------------------------------
@@ -157,5 +190,22 @@ def test_beat_enqueues_one_pass_per_due_source_only(tmp_path: Path, monkeypatch:
     enqueued: list[int] = []
     monkeypatch.setattr(tasks.poll_source_task, "delay", enqueued.append)
 
-    assert tasks.poll_due_sources() == [due.pk]
+    assert tasks.poll_due_sources() == {"sources": [due.pk], "apps": 0}
     assert enqueued == [due.pk]
+
+
+@pytest.mark.django_db
+def test_beat_enqueues_the_apps_whose_retry_is_due(logs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = cluster_add("prod", eventlog_dirs=[str(logs)])
+    source = Source.objects.get(cluster=cluster)
+    Source.objects.filter(pk=source.pk).update(last_poll_at=timezone.now())  # not due: only the sweep runs
+    claim = AppClaim.objects.create(cluster=cluster, app_id=PLAIN, source=source, tries=1)
+    later = AppClaim.objects.create(
+        cluster=cluster, app_id="later", source=source, tries=1, next_try_at=timezone.now() + dt.timedelta(hours=1)
+    )
+    enqueued: list[int] = []
+    monkeypatch.setattr(tasks.analyze_app_task, "delay", enqueued.append)
+
+    assert tasks.poll_due_sources() == {"sources": [], "apps": 1}
+    assert enqueued == [claim.pk]
+    assert later.pk not in enqueued

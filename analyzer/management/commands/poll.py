@@ -12,8 +12,10 @@ The contract scripts rely on:
   line. Apps analyzed by an earlier pass (or another poller) print nothing.
 * A source that cannot be listed gives one stderr line ``hindsight: <cluster>/<backend>: <reason>`` (secrets
   masked); the other sources still run.
-* Exit status: 0 every source listed; 1 some source could not be listed; 2 without ``--once`` (the polling loop
-  runs under Celery, not yet available); 3 bad heuristics configuration (nothing polled).
+* Exit status: 0 every source listed; 1 some source could not be listed, or the database failed; 2 bad
+  arguments; 3 bad heuristics configuration (nothing polled).
+* The loop survives a database outage: the pass is abandoned with one stderr line, and the next pass (the
+  connection opened again) resumes from the checkpoints and claims, so nothing is lost or done twice.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any, Final
 
 import orjson
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError, connections
 from django.utils import timezone
 
 import heuristics
@@ -105,7 +108,12 @@ class Command(BaseCommand):
             raise CommandError("--passes must be 1 or more", returncode=EXIT_USAGE)
         try:
             if once:
-                if self._pass(output_format):
+                try:
+                    failed = self._pass(output_format)
+                except DatabaseError as error:
+                    self.error("database", error)
+                    raise SystemExit(EXIT_SOURCE_FAILED) from None
+                if failed:
                     raise SystemExit(EXIT_SOURCE_FAILED)
             else:
                 self._loop(interval, passes, output_format)
@@ -117,7 +125,11 @@ class Command(BaseCommand):
         done = 0
         with stop_on_signals() as stop:
             while not stop.is_set():
-                self._pass(output_format)
+                try:
+                    self._pass(output_format)
+                except DatabaseError as error:
+                    self.error("database", error)
+                    connections.close_all()  # the next pass opens new connections
                 done += 1
                 if passes is not None and done >= passes:
                     break
@@ -136,16 +148,20 @@ class Command(BaseCommand):
         return failed
 
     def _print(self, result: PollResult, done: AnalyzedAppResult, output_format: str) -> None:
-        report = done.report
-        if output_format == "json":
-            record = report.to_json_dict()
-            record["stored_id"] = done.stored_id
-            record["cluster"] = result.cluster
-            self.stdout.write(orjson.dumps(record, option=_JSON_OPTIONS).decode())
-        else:
-            attempt = f" attempt {printable(report.attempt_id)}" if report.attempt_id else ""
-            self.stdout.write(
-                f"{printable(result.label)}: {printable(report.app_id)}{attempt}: {printable(report.app_name)}: "
-                f"{report.severity_name}, score {report.score}, stored as analyzed app #{done.stored_id}"
-            )
+        self.stdout.write(analyzed_line(result.cluster, result.label, done, output_format))
         self.stdout.flush()
+
+
+def analyzed_line(cluster: str, label: str, done: AnalyzedAppResult, output_format: str) -> str:
+    """What a polling command prints of one analyzed app: a JSON Lines object or a line of text."""
+    report = done.report
+    if output_format == "json":
+        record = report.to_json_dict()
+        record["stored_id"] = done.stored_id
+        record["cluster"] = cluster
+        return orjson.dumps(record, option=_JSON_OPTIONS).decode()
+    attempt = f" attempt {printable(report.attempt_id)}" if report.attempt_id else ""
+    return (
+        f"{printable(label)}: {printable(report.app_id)}{attempt}: {printable(report.app_name)}: "
+        f"{report.severity_name}, score {report.score}, stored as analyzed app #{done.stored_id}"
+    )

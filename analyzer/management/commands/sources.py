@@ -1,10 +1,12 @@
-"""``manage.py sources add|list|remove|load``: the clusters and sources Hindsight watches.
+"""``manage.py sources add|list|remove|load|retry``: the clusters and sources Hindsight watches.
 
 * ``add NAME [--spark-history URL] [--resourcemanager URL ...] [--jobhistory URL] [--eventlog-dir PATH ...]
   [--auth none|basic|bearer|spnego --username U --password-env VAR --token-env VAR] [--ca-bundle FILE]
   [--insecure]``: secrets are read from the environment variables named, never from the command line.
 * ``list [--format text|json]``: secrets shown as ``********``.
 * ``remove NAME`` and ``load FILE [--prune]`` (see docs/SOURCES.md for the file).
+* ``retry CLUSTER [APP_ID ...]``: the cluster's apps that failed to fetch (all of them, or the ids given, every
+  attempt) get a fresh budget and are analyzed at the next pass (``poll``) or sweep (Celery beat).
 
 Errors go to stderr in one line, ``hindsight: <reason>``. Exit status: 0 done, 2 bad input (nothing changed).
 """
@@ -18,6 +20,8 @@ import orjson
 from django.core.management.base import BaseCommand, CommandParser
 
 from analyzer.management.commands.analyze import printable
+from analyzer.models import AppClaim, ClaimState, Cluster
+from analyzer.polling import claims_retry
 from analyzer.sources import (
     SourceConfigError,
     cluster_add,
@@ -36,7 +40,7 @@ class Command(BaseCommand):
     help = "Add, list, remove or load (from a YAML file) the clusters and sources to watch."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        actions = parser.add_subparsers(dest="action", required=True, metavar="add|list|remove|load")
+        actions = parser.add_subparsers(dest="action", required=True, metavar="add|list|remove|load|retry")
         add = actions.add_parser("add", help="add a cluster with its sources")
         add.add_argument("name", metavar="NAME")
         add.add_argument("--spark-history", metavar="URL", help="Spark History Server address")
@@ -70,6 +74,9 @@ class Command(BaseCommand):
         load = actions.add_parser("load", help="create or update clusters from a YAML file")
         load.add_argument("file", metavar="FILE", type=Path)
         load.add_argument("--prune", action="store_true", help="remove clusters the file does not name")
+        retry = actions.add_parser("retry", help="analyze again the apps that failed to fetch")
+        retry.add_argument("name", metavar="CLUSTER")
+        retry.add_argument("app_ids", nargs="*", metavar="APP_ID", help="only these apps (default: every failed one)")
 
     def handle(self, *args: Any, action: str, **options: Any) -> None:
         try:
@@ -80,6 +87,8 @@ class Command(BaseCommand):
             elif action == "remove":
                 cluster_remove(options["name"])
                 self.stdout.write(f"removed cluster {printable(options['name'])}")
+            elif action == "retry":
+                self._retry(options["name"], options["app_ids"])
             else:
                 self._load(options["file"], prune=options["prune"])
         except SourceConfigError as error:
@@ -134,6 +143,16 @@ class Command(BaseCommand):
                 self.stdout.write(f"  {source.backend} [{state}, checkpoint {checkpoint}]: {printable(params)}")
                 if source.last_error:
                     self.stdout.write(f"    last error: {printable(source.last_error)}")
+
+    def _retry(self, name: str, app_ids: list[str]) -> None:
+        cluster = Cluster.objects.filter(name=name).first()
+        if cluster is None:
+            raise SourceConfigError(f"no cluster named {name!r}")
+        claims = AppClaim.objects.filter(cluster=cluster, state=ClaimState.FAILED)
+        if app_ids:
+            claims = claims.filter(app_id__in=app_ids)
+        count = claims_retry(claims.values_list("pk", flat=True))
+        self.stdout.write(f"{count} app(s) of {printable(name)} to analyze again")
 
     def _load(self, path: Path, *, prune: bool) -> None:
         result = sources_load(path, prune=prune)
