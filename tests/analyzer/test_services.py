@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import time
 from typing import Any
 
 import pytest
@@ -157,13 +156,12 @@ def test_an_app_with_unknown_resource_use_stores_nulls() -> None:
     assert stored.runtime_ms is None
 
 
-def test_ten_thousand_stages_store_in_well_under_a_second() -> None:
+def test_ten_thousand_stages_store_in_a_bounded_number_of_statements(django_assert_max_num_queries: Any) -> None:
+    # Bulk paths (COPY on PostgreSQL), never a statement per row; the time it takes is a benchmark's business.
     report = make_report(num_stages=10_000)
-    started = time.perf_counter()
-    report_store(report=report, source="/logs/big")
-    elapsed = time.perf_counter() - started
+    with django_assert_max_num_queries(20):
+        report_store(report=report, source="/logs/big")
     assert StageSummary.objects.count() == 10_000
-    assert elapsed < 1.0, f"storing 10k stages took {elapsed:.2f} s"
 
 
 def test_deleting_an_app_deletes_its_findings_and_summaries() -> None:
