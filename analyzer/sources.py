@@ -59,7 +59,17 @@ _URL_PARAMETERS: Final = ("url", "urls")
 _USERINFO: Final = re.compile(r"(?<=//)[^/@\s]+@")
 _HOST: Final = re.compile(r"[A-Za-z0-9._:-]+")  # a name, IPv4 or (unbracketed) IPv6 address
 # Keys of a cluster in a sources file; ``http`` may also name environment variables holding the secrets.
-CLUSTER_KEYS: Final = ("spark_history", "resourcemanagers", "jobhistory", "eventlog_dirs", "http")
+CLUSTER_KEYS: Final = (
+    "spark_history",
+    "resourcemanagers",
+    "jobhistory",
+    "eventlog_dirs",
+    "http",
+    "poll_interval_s",
+    "safety_margin_s",
+)
+POLL_INTERVAL_MAX_S: Final = 86_400
+SAFETY_MARGIN_MAX_S: Final = 86_400
 SECRET_ENV_KEYS: Final = {"password_env": "password", "token_env": "token"}
 
 
@@ -84,6 +94,13 @@ class ClusterSpec:
     name: str
     jobhistory_url: str
     sources: tuple[SourceSpec, ...]
+    # Polling settings for every source of the cluster; None leaves a source's own (the defaults: 10 s, 60 s).
+    poll_interval_s: int | None = None
+    safety_margin_s: int | None = None
+
+    def polling(self) -> dict[str, int]:
+        values = {"poll_interval_s": self.poll_interval_s, "safety_margin_s": self.safety_margin_s}
+        return {name: value for name, value in values.items() if value is not None}
 
 
 @dataclass
@@ -173,6 +190,8 @@ def cluster_spec(
     jobhistory: str | None = None,
     eventlog_dirs: Sequence[str] = (),
     http_params: Mapping[str, Any] | None = None,
+    poll_interval_s: int | None = None,
+    safety_margin_s: int | None = None,
 ) -> ClusterSpec:
     """A cluster validated whole: its name, the JobHistory address and one source per kind given."""
     try:
@@ -201,13 +220,28 @@ def cluster_spec(
         raise SourceConfigError(
             f"{name}: give at least one of a Spark History Server, ResourceManager, JobHistory or event-log directory"
         )
-    return ClusterSpec(name=name, jobhistory_url=jobhistory_url, sources=tuple(sources))
+    _check_seconds(f"{name}.poll_interval_s", poll_interval_s, 1, POLL_INTERVAL_MAX_S)
+    _check_seconds(f"{name}.safety_margin_s", safety_margin_s, 0, SAFETY_MARGIN_MAX_S)
+    return ClusterSpec(
+        name=name,
+        jobhistory_url=jobhistory_url,
+        sources=tuple(sources),
+        poll_interval_s=poll_interval_s,
+        safety_margin_s=safety_margin_s,
+    )
+
+
+def _check_seconds(where: str, value: Any, low: int, high: int) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise SourceConfigError(f"{where}: expected whole seconds from {low} to {high}, got {value!r}")
 
 
 # Writes
 
 
-def _sources_apply(cluster: Cluster, specs: Sequence[SourceSpec]) -> bool:
+def _sources_apply(cluster: Cluster, specs: Sequence[SourceSpec], polling: Mapping[str, int]) -> bool:
     """Makes the cluster's sources exactly ``specs``: kept ones keep their checkpoint. True if anything changed."""
     existing = {(s.backend, s.params_key): s for s in cluster.sources.all()}
     changed = False
@@ -215,12 +249,21 @@ def _sources_apply(cluster: Cluster, specs: Sequence[SourceSpec]) -> bool:
         source = existing.pop((spec.backend, spec.key), None)
         if source is None:
             Source.objects.create(
-                cluster=cluster, backend=spec.backend, params=spec.params, secrets=spec.secrets, params_key=spec.key
+                cluster=cluster,
+                backend=spec.backend,
+                params=spec.params,
+                secrets=spec.secrets,
+                params_key=spec.key,
+                **polling,
             )
             changed = True
-        elif source.params != spec.params or source.secrets != spec.secrets:
-            source.params, source.secrets = spec.params, spec.secrets
-            source.save(update_fields=["params", "secrets", "updated_at"])
+            continue
+        wanted = {"params": spec.params, "secrets": spec.secrets, **polling}
+        stale = [name for name, value in wanted.items() if getattr(source, name) != value]
+        if stale:
+            for name in stale:
+                setattr(source, name, wanted[name])
+            source.save(update_fields=[*stale, "updated_at"])
             changed = True
     if existing:
         Source.objects.filter(pk__in=[s.pk for s in existing.values()]).delete()
@@ -236,6 +279,8 @@ def cluster_add(
     jobhistory: str | None = None,
     eventlog_dirs: Sequence[str] = (),
     http_params: Mapping[str, Any] | None = None,
+    poll_interval_s: int | None = None,
+    safety_margin_s: int | None = None,
 ) -> Cluster:
     """A new cluster with one source per kind given; SourceConfigError for bad input or a name already taken."""
     spec = cluster_spec(
@@ -245,11 +290,13 @@ def cluster_add(
         jobhistory=jobhistory,
         eventlog_dirs=eventlog_dirs,
         http_params=http_params,
+        poll_interval_s=poll_interval_s,
+        safety_margin_s=safety_margin_s,
     )
     try:
         with transaction.atomic():
             cluster = Cluster.objects.create(name=spec.name, jobhistory_url=spec.jobhistory_url)
-            _sources_apply(cluster, spec.sources)
+            _sources_apply(cluster, spec.sources, spec.polling())
     except IntegrityError:
         raise SourceConfigError(f"cluster {name!r} already exists") from None
     return cluster
@@ -382,6 +429,8 @@ def sources_file_specs(path: Path) -> list[ClusterSpec]:
                     jobhistory=_optional_string(f"{where}.jobhistory", entry.get("jobhistory")),
                     eventlog_dirs=_string_list(f"{where}.eventlog_dirs", entry.get("eventlog_dirs")),
                     http_params=_http_from_file(f"{where}.http", entry.get("http")),
+                    poll_interval_s=entry.get("poll_interval_s"),
+                    safety_margin_s=entry.get("safety_margin_s"),
                 )
             )
         except SourceConfigError as error:
@@ -402,7 +451,7 @@ def sources_load(path: Path, *, prune: bool = False) -> LoadResult:
             cluster, created = Cluster.objects.get_or_create(
                 name=spec.name, defaults={"jobhistory_url": spec.jobhistory_url}
             )
-            changed = _sources_apply(cluster, spec.sources)
+            changed = _sources_apply(cluster, spec.sources, spec.polling())
             if not created and cluster.jobhistory_url != spec.jobhistory_url:
                 cluster.jobhistory_url = spec.jobhistory_url
                 cluster.save(update_fields=["jobhistory_url", "updated_at"])

@@ -184,3 +184,16 @@ def test_retry_gives_the_clusters_failed_apps_a_fresh_budget_and_leaves_the_othe
     code, _out, err = run("retry", "nowhere")
     assert code == 2
     assert "no cluster named 'nowhere'" in err
+
+
+def test_add_sets_the_polling_interval_and_safety_margin_and_list_shows_them(tmp_path: Path) -> None:
+    code, _out, _err = run(
+        "add", "fast", "--eventlog-dir", str(tmp_path), "--poll-interval", "2", "--safety-margin", "5"
+    )
+    assert code == 0
+    assert Source.objects.get(cluster__name="fast").poll_interval_s == 2
+    _code, out, _err = run("list")
+    assert "every 2 s, margin 5 s" in out
+    code, _out, err = run("add", "slow", "--eventlog-dir", str(tmp_path), "--poll-interval", "0")
+    assert code == 2
+    assert "slow.poll_interval_s" in err

@@ -173,6 +173,8 @@ def test_prune_removes_the_clusters_the_file_does_not_name(tmp_path: Path) -> No
         ("clusters:\n  prod:\n    spark_history: http://h:18080\n    http: {token_env: UNSET_VAR_X}\n", "UNSET_VAR_X"),
         ("clusters: [prod]\n", "clusters"),
         ("clusters:\n  prod: {spark_history: [\n", "not valid YAML"),
+        ("clusters:\n  prod: {spark_history: http://h:18080, poll_interval_s: 0}\n", "prod.poll_interval_s"),
+        ("clusters:\n  prod: {spark_history: http://h:18080, safety_margin_s: soon}\n", "prod.safety_margin_s"),
     ],
 )
 def test_a_bad_sources_file_is_rejected_naming_the_key_and_changes_nothing(
@@ -182,6 +184,22 @@ def test_a_bad_sources_file_is_rejected_naming_the_key_and_changes_nothing(
     with pytest.raises(SourceConfigError, match=named):
         sources_load(write(tmp_path, text), prune=True)
     assert list(Cluster.objects.values_list("name", flat=True)) == ["kept"]
+
+
+def test_polling_settings_from_the_file_apply_to_every_source_and_an_omitted_one_keeps_its_value(
+    tmp_path: Path,
+) -> None:
+    path = write(
+        tmp_path,
+        "clusters:\n  prod:\n    spark_history: http://h:18080\n    eventlog_dirs: [/logs]\n"
+        "    poll_interval_s: 2\n    safety_margin_s: 5\n",
+    )
+    sources_load(path)
+    assert set(Source.objects.values_list("poll_interval_s", "safety_margin_s")) == {(2, 5)}
+
+    Source.objects.update(poll_interval_s=30)  # an operator's change in the admin
+    sources_load(write(tmp_path, "clusters:\n  prod:\n    spark_history: http://h:18080\n    eventlog_dirs: /logs\n"))
+    assert set(Source.objects.values_list("poll_interval_s", "safety_margin_s")) == {(30, 5)}
 
 
 # Checkpoints

@@ -67,6 +67,10 @@ class Command(BaseCommand):
         add.add_argument("--token-env", metavar="VAR", help="environment variable holding the bearer token")
         add.add_argument("--ca-bundle", metavar="FILE", help="CA bundle to verify the servers' certificates with")
         add.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
+        add.add_argument("--poll-interval", type=int, metavar="S", help="poll each source every S seconds (10)")
+        add.add_argument(
+            "--safety-margin", type=int, metavar="S", help="windows end S seconds before now (60); see docs/SOURCES.md"
+        )
         listing = actions.add_parser("list", help="list clusters and sources (secrets masked)")
         listing.add_argument("--format", choices=("text", "json"), default="text", dest="output_format")
         remove = actions.add_parser("remove", help="remove a cluster, its sources and checkpoints")
@@ -116,6 +120,8 @@ class Command(BaseCommand):
             jobhistory=options["jobhistory"],
             eventlog_dirs=options["eventlog_dir"],
             http_params=http,
+            poll_interval_s=options["poll_interval"],
+            safety_margin_s=options["safety_margin"],
         )
         self.stdout.write(f"added cluster {cluster.name} with {cluster.sources.count()} source(s)")
 
@@ -140,7 +146,10 @@ class Command(BaseCommand):
                 params = ", ".join(f"{k}={_value(v)}" for k, v in sorted(described.items()))
                 state = "enabled" if source.enabled else "disabled"
                 checkpoint = source.checkpoint_ms if source.checkpoint_ms is not None else "none"
-                self.stdout.write(f"  {source.backend} [{state}, checkpoint {checkpoint}]: {printable(params)}")
+                timing = f"every {source.poll_interval_s} s, margin {source.safety_margin_s} s"
+                self.stdout.write(
+                    f"  {source.backend} [{state}, {timing}, checkpoint {checkpoint}]: {printable(params)}"
+                )
                 if source.last_error:
                     self.stdout.write(f"    last error: {printable(source.last_error)}")
 
