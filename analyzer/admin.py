@@ -1,20 +1,24 @@
 """Admin: browse and delete stored analyses (read-only: results come from the analyzer only); manage clusters.
 
 Sources are edited through ``analyzer.sources.source_spec``, like the command line and the sources file. Their
-secrets are write-only here: never listed, never echoed in a form, kept when the field is left blank.
+secrets are write-only here: never listed, never echoed in a form, kept when the field is left blank. App claims
+(what polling listed, analyzed or gave up on) are read-only, with one action: retry the selected apps.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from analyzer.models import (
     AnalyzedApp,
+    AppClaim,
     Cluster,
     ExecutorSummary,
     HeuristicDetail,
@@ -23,7 +27,7 @@ from analyzer.models import (
     StageSummary,
 )
 from analyzer.services import app_delete
-from analyzer.sources import SourceConfigError, SourceSpec, check_address, source_spec
+from analyzer.sources import SourceConfigError, SourceSpec, check_address, mask_secrets, source_spec
 
 
 class ReadOnlyMixin:
@@ -221,3 +225,98 @@ class ClusterAdmin(admin.ModelAdmin):
     @admin.display(description="sources")
     def source_count(self, cluster: Cluster) -> int:
         return len(cluster.sources.all())
+
+
+def _claim_secrets(claim: AppClaim) -> list[str]:
+    secrets = claim.source.secrets if claim.source is not None else {}
+    return [str(value) for value in secrets.values()] if isinstance(secrets, dict) else []
+
+
+@admin.register(AppClaim)
+class AppClaimAdmin(admin.ModelAdmin):
+    """What polling listed: read-only, since only pollers write claims; failed or waiting apps can be retried."""
+
+    list_display = (
+        "app_id",
+        "attempt_id",
+        "cluster",
+        "source_label",
+        "state",
+        "finished",
+        "tries",
+        "next_try_at",
+        "finished_at",
+        "error_excerpt",
+    )
+    list_filter = ("state", "cluster", "source")
+    search_fields = ("app_id",)
+    list_select_related = ("cluster", "source", "source__cluster")
+    show_full_result_count = False  # no second COUNT(*) over millions of claims on every filtered page
+    list_per_page = 50
+    actions = ("retry_selected",)
+    fields = (
+        "cluster",
+        "app_id",
+        "attempt_id",
+        "state",
+        "source_label",
+        "finished",
+        "tries",
+        "next_try_at",
+        "created_at",
+        "claimed_at",
+        "claimed_by",
+        "finished_at",
+        "analyzed_app",
+        "listing",
+        "error",
+    )
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # a deleted claim would let a later listing analyze the app again: retry instead
+
+    @admin.display(description="source", ordering="source__backend")
+    def source_label(self, claim: AppClaim) -> str:
+        # The cluster and the backend's name only: a source's parameters may hold addresses, never shown in lists.
+        return claim.source.get_backend_display() if claim.source is not None else "(removed)"
+
+    @admin.display(description="app finished", ordering="finished_ms")
+    def finished(self, claim: AppClaim) -> dt.datetime | None:
+        if claim.finished_ms is None:
+            return None
+        try:
+            return dt.datetime.fromtimestamp(claim.finished_ms / 1000, tz=dt.UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+
+    @admin.display(description="last error")
+    def error_excerpt(self, claim: AppClaim) -> str:
+        text = mask_secrets(claim.last_error, _claim_secrets(claim))
+        return text if len(text) <= 120 else f"{text[:119]}…"
+
+    @admin.display(description="last error")
+    def error(self, claim: AppClaim) -> str:
+        return mask_secrets(claim.last_error, _claim_secrets(claim)) or "-"
+
+    @admin.display(description="listing")
+    def listing(self, claim: AppClaim) -> str:
+        """What the source's listing said of the app, with any secret or ``user:pass@`` masked."""
+        text = json.dumps(claim.ref, indent=1, sort_keys=True, default=str, ensure_ascii=False)
+        return mask_secrets(text, _claim_secrets(claim))
+
+    @admin.action(description="Retry the selected apps", permissions=["change"])
+    def retry_selected(self, request: HttpRequest, queryset: QuerySet[AppClaim]) -> None:
+        # Imported here: polling pulls in the whole analysis stack, which browsing the admin never needs.
+        from analyzer.polling import claims_retry
+
+        selected = list(queryset.values_list("pk", flat=True))
+        reset = claims_retry(selected)
+        skipped = len(selected) - reset
+        message = f"{reset} app{'s' if reset != 1 else ''} will be fetched and analyzed again."
+        if skipped:
+            message += f" {skipped} other{'s' if skipped != 1 else ''} (analyzed, or being analyzed now): left as is."
+        self.message_user(request, message, messages.SUCCESS if reset else messages.WARNING)

@@ -74,6 +74,7 @@ class AnalyzedApp(models.Model):
             models.Index(fields=["app_id"], name="app_id_idx"),
             models.Index(fields=["-start_time"], name="app_start_idx"),
             models.Index(fields=["-score"], name="app_score_idx"),
+            models.Index(fields=["analysis_ms"], name="app_analysis_ms_idx"),  # the /metrics histogram
         ]
         ordering = ["-end_time", "-id"]
 
@@ -280,7 +281,10 @@ class AppClaim(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["cluster", "app_id", "attempt_id"], name="uniq_claim_per_cluster_app"),
         ]
-        indexes = [models.Index(fields=["state", "next_try_at"], name="claim_state_next_try_idx")]
+        indexes = [
+            models.Index(fields=["state", "next_try_at"], name="claim_state_next_try_idx"),
+            models.Index(fields=["cluster", "source", "state"], name="claim_cluster_source_state_idx"),  # /metrics
+        ]
         ordering = ["cluster", "app_id", "attempt_id"]
 
     def __str__(self) -> str:

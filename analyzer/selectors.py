@@ -9,13 +9,26 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
+from urllib.parse import urlsplit
 
-from django.db.models import Count, F, Prefetch, Q, QuerySet
+from django.db.models import Count, F, Min, Prefetch, Q, QuerySet, Window
+from django.db.models.functions import RowNumber
 
+from analyzer.masking import MASK, mask_secrets
 from analyzer.metrics import metric_definitions
-from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicResult, Severity, StageSummary
+from analyzer.models import (
+    AnalyzedApp,
+    AppClaim,
+    ClaimState,
+    Cluster,
+    ExecutorSummary,
+    HeuristicResult,
+    Severity,
+    Source,
+    StageSummary,
+)
 
 # Prefixes that name the same YARN application: Spark and YARN say application_, MapReduce says job_.
 APP_ID_PREFIXES: Final[tuple[str, ...]] = ("application_", "job_")
@@ -252,6 +265,7 @@ class AppReport:
     properties: list[tuple[str, str]]  # redacted Spark properties, by key
     warnings: list[str]
     stage_sort: str  # the applied sort key, "-" prefixed when descending
+    yarn: YarnView | None = None  # the ResourceManager's view, when the cluster has one
 
     @property
     def clean_heuristics(self) -> list[HeuristicResult]:
@@ -311,4 +325,255 @@ def app_report(*, pk: int, stage_sort: str = DEFAULT_STAGE_SORT) -> AppReport | 
         properties=sorted((str(key), _as_text(value)) for key, value in properties.items()),
         warnings=[_as_text(w) for w in warnings if w not in (None, "")],
         stage_sort=sort,
+        yarn=yarn_view(app.yarn),
     )
+
+
+# Attempts and the ResourceManager's view, on the report page
+
+
+def _attempt_order(app: AnalyzedApp) -> tuple[int, int, str]:
+    attempt = app.attempt_id
+    numeric = attempt.isascii() and attempt.isdigit()
+    return (0, int(attempt), "") if numeric else (1, 0, attempt)
+
+
+def app_attempts(*, app: AnalyzedApp) -> list[AnalyzedApp]:
+    """Every stored attempt of ``app``'s application, ``app`` included, by attempt number.
+
+    Attempts are the same app id on the same cluster; for apps analyzed from files (no cluster) the same source.
+    """
+    siblings = AnalyzedApp.objects.filter(app_id=app.app_id)
+    siblings = siblings.filter(cluster_id=app.cluster_id) if app.cluster_id else siblings.filter(source=app.source)
+    light = siblings.only(
+        "app_id", "attempt_id", "status", "partial", "start_time", "end_time", "runtime_ms", "severity", "score"
+    )
+    return sorted(light, key=_attempt_order)
+
+
+@dataclass(frozen=True, slots=True)
+class YarnView:
+    """The ResourceManager's facts about an app (``fetchers.yarn_rm.rm_app_summary``), each checked for its type."""
+
+    queue: str | None
+    user: str | None
+    final_status: str | None
+    state: str | None
+    started_ms: int | None
+    finished_ms: int | None
+    elapsed_ms: int | None
+    memory_mb_seconds: int | None
+    vcore_seconds: int | None
+    tracking_url: str | None
+    tags: list[str]
+
+    @property
+    def memory_gb_hours(self) -> float | None:
+        return None if self.memory_mb_seconds is None else self.memory_mb_seconds / 1024 / 3600
+
+    @property
+    def average_memory_mb(self) -> float | None:
+        """Memory allocated on average over the app's elapsed time (MB-seconds / seconds)."""
+        if self.memory_mb_seconds is None or not self.elapsed_ms or self.elapsed_ms <= 0:
+            return None
+        return self.memory_mb_seconds / (self.elapsed_ms / 1000)
+
+    @property
+    def average_vcores(self) -> float | None:
+        if self.vcore_seconds is None or not self.elapsed_ms or self.elapsed_ms <= 0:
+            return None
+        return self.vcore_seconds / (self.elapsed_ms / 1000)
+
+    @property
+    def tracking_link(self) -> bool:
+        """Whether the tracking URL may be a link: only http(s), never ``javascript:`` or the like."""
+        return bool(self.tracking_url) and _is_web_url(self.tracking_url or "")
+
+
+def _is_web_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return False
+    return parts.scheme.lower() in {"http", "https"} and bool(parts.netloc)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _integer(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def yarn_view(yarn: Any) -> YarnView | None:
+    """The stored ResourceManager view of an app, or None when there is none; ill-typed values become None."""
+    if not isinstance(yarn, dict) or not yarn:
+        return None
+    tags = yarn.get("tags")
+    return YarnView(
+        queue=_text(yarn.get("queue")),
+        user=_text(yarn.get("user")),
+        final_status=_text(yarn.get("final_status")),
+        state=_text(yarn.get("state")),
+        started_ms=_integer(yarn.get("started_ms")),
+        finished_ms=_integer(yarn.get("finished_ms")),
+        elapsed_ms=_integer(yarn.get("elapsed_ms")),
+        memory_mb_seconds=_integer(yarn.get("memory_mb_seconds")),
+        vcore_seconds=_integer(yarn.get("vcore_seconds")),
+        tracking_url=_text(yarn.get("tracking_url")),
+        tags=[t for t in tags if isinstance(t, str)] if isinstance(tags, list) else [],
+    )
+
+
+# Sources and their polling, for the Sources page
+
+PENDING_STATES: Final = (ClaimState.RETRY, ClaimState.CLAIMED)
+
+
+def _masked(text: str, secrets: Any) -> str:
+    """``text`` with the source's secret values and any ``user:pass@`` of a URL replaced by the mask."""
+    return mask_secrets(text, secrets.values() if isinstance(secrets, dict) else ())
+
+
+def source_params_shown(source: Source) -> list[tuple[str, str]]:
+    """A source's parameters as they may be shown, by name: secrets masked, as ``source_describe`` does."""
+    params = source.params if isinstance(source.params, dict) else {}
+    secrets = source.secrets if isinstance(source.secrets, dict) else {}
+    shown: list[tuple[str, str]] = []
+    for name, value in sorted({**params, **dict.fromkeys(secrets, MASK)}.items()):
+        if name in secrets:
+            shown.append((str(name), MASK))
+            continue
+        items = value if isinstance(value, list) else [value]
+        text = ", ".join(_as_text(v) if not isinstance(v, bool) else ("yes" if v else "no") for v in items)
+        shown.append((str(name), _masked(text, secrets)))
+    return shown
+
+
+@dataclass(frozen=True, slots=True)
+class FailedApp:
+    """An app a source gave up fetching, with its error (secrets masked)."""
+
+    claim_id: int
+    app_id: str
+    attempt_id: str
+    finished_at: datetime | None
+    tries: int
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class SourceStatus:
+    source: Source
+    backend_label: str
+    params: list[tuple[str, str]]  # secrets masked
+    checkpoint: datetime | None
+    checkpoint_lag_s: float | None
+    behind: int  # apps listed and not analyzed yet (waiting or being analyzed)
+    oldest_behind: datetime | None  # the listed end time of the oldest of them
+    failed: int  # apps given up on
+    last_error: str  # secrets masked
+    recent_failures: list[FailedApp]
+
+    @property
+    def state(self) -> str:
+        """One word for the source, shown as text beside any colour: disabled, error, never polled, ok."""
+        if not self.source.enabled:
+            return "disabled"
+        if self.last_error:
+            return "error"
+        if self.source.last_success_at is None:
+            return "never polled"
+        return "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSources:
+    name: str
+    cluster_id: int
+    sources: list[SourceStatus]
+
+
+def _epoch_ms_time(ms: int | None) -> datetime | None:
+    if ms is None:
+        return None
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def sources_overview(*, now: datetime, failures_per_source: int = 5) -> list[ClusterSources]:
+    """Every cluster with the polling state of each of its sources, in four queries whatever the number of apps.
+
+    Claim counts come from one grouped query over the claims not done (the state index serves it); the latest
+    failures from one ranked query.
+    """
+    clusters = list(Cluster.objects.order_by("name").prefetch_related("sources"))
+    counts = (
+        AppClaim.objects.filter(state__in=[*PENDING_STATES, ClaimState.FAILED])
+        .order_by()
+        .values("source_id")
+        .annotate(
+            behind=Count("id", filter=Q(state__in=PENDING_STATES)),
+            oldest_ms=Min("finished_ms", filter=Q(state__in=PENDING_STATES)),
+            failed=Count("id", filter=Q(state=ClaimState.FAILED)),
+        )
+    )
+    by_source: dict[int | None, dict[str, Any]] = {row["source_id"]: dict(row) for row in counts}
+    failures: dict[int, list[AppClaim]] = {}
+    if failures_per_source > 0:
+        ranked = (
+            AppClaim.objects.filter(state=ClaimState.FAILED, source__isnull=False)
+            .annotate(
+                rank=Window(
+                    RowNumber(),
+                    partition_by=F("source_id"),
+                    order_by=[F("finished_at").desc(nulls_last=True), F("id").desc()],
+                )
+            )
+            .filter(rank__lte=failures_per_source)
+            .only("app_id", "attempt_id", "source_id", "finished_at", "tries", "last_error")
+            .order_by("source_id", "rank")
+        )
+        for claim in ranked:
+            failures.setdefault(claim.source_id or 0, []).append(claim)
+    overview: list[ClusterSources] = []
+    for cluster in clusters:
+        statuses: list[SourceStatus] = []
+        for source in sorted(cluster.sources.all(), key=lambda s: (s.backend, s.pk)):
+            row: dict[str, Any] = by_source.get(source.pk, {})
+            checkpoint = _epoch_ms_time(source.checkpoint_ms)
+            statuses.append(
+                SourceStatus(
+                    source=source,
+                    backend_label=source.get_backend_display(),
+                    params=source_params_shown(source),
+                    checkpoint=checkpoint,
+                    checkpoint_lag_s=max(0.0, (now - checkpoint).total_seconds()) if checkpoint else None,
+                    behind=row.get("behind", 0),
+                    oldest_behind=_epoch_ms_time(row.get("oldest_ms")),
+                    failed=row.get("failed", 0),
+                    last_error=_masked(source.last_error, source.secrets),
+                    recent_failures=[
+                        FailedApp(
+                            claim_id=claim.pk,
+                            app_id=claim.app_id,
+                            attempt_id=claim.attempt_id,
+                            finished_at=claim.finished_at,
+                            tries=claim.tries,
+                            error=_masked(claim.last_error, source.secrets),
+                        )
+                        for claim in failures.get(source.pk, [])
+                    ],
+                )
+            )
+        overview.append(ClusterSources(name=cluster.name, cluster_id=cluster.pk, sources=statuses))
+    return overview

@@ -31,6 +31,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from analyzer.masking import MASK, mask_secrets
 from analyzer.models import Cluster, Source, SourceBackend
 from fetchers.backends import (
     BACKENDS,
@@ -43,7 +44,6 @@ from fetchers.backends import (
 )
 from fetchers.http import HTTP_PARAMETERS
 
-MASK: Final = "********"
 DEFAULT_INITIAL_LOOKBACK_S: Final = 3600
 MAX_ERROR_CHARS: Final = 4000
 CLUSTER_NAME_MAX: Final = 64  # the lengths of the Cluster columns
@@ -56,7 +56,6 @@ _IDENTITY: Final[dict[str, tuple[str, ...]]] = {
     SourceBackend.EVENTLOG_DIR: ("paths",),
 }
 _URL_PARAMETERS: Final = ("url", "urls")
-_USERINFO: Final = re.compile(r"(?<=//)[^/@\s]+@")
 _HOST: Final = re.compile(r"[A-Za-z0-9._:-]+")  # a name, IPv4 or (unbracketed) IPv6 address
 # Keys of a cluster in a sources file; ``http`` may also name environment variables holding the secrets.
 CLUSTER_KEYS: Final = (
@@ -507,12 +506,4 @@ def poll_failed(source: Source, error: BaseException | str) -> str:
     Source.objects.filter(pk=source.pk).update(last_poll_at=timezone.now(), last_error=text)
     with contextlib.suppress(Source.DoesNotExist):
         source.refresh_from_db(fields=["last_poll_at", "last_error"])
-    return text
-
-
-def mask_secrets(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret value and every ``user:pass@`` of a URL replaced by the mask."""
-    text = _USERINFO.sub(f"{MASK}@", text)
-    for secret in sorted({str(s) for s in secrets if s}, key=len, reverse=True):  # longest first: one may hold another
-        text = text.replace(secret, MASK)
     return text

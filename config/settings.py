@@ -100,6 +100,9 @@ HINDSIGHT_RETRY_BASE_S = float(os.environ.get("HINDSIGHT_RETRY_BASE_S", "15"))
 HINDSIGHT_RETRY_MAX_S = float(os.environ.get("HINDSIGHT_RETRY_MAX_S", "900"))
 HINDSIGHT_CLAIM_LEASE_S = int(os.environ.get("HINDSIGHT_CLAIM_LEASE_S", "2400"))
 HINDSIGHT_ENQUEUE_GRACE_S = int(os.environ.get("HINDSIGHT_ENQUEUE_GRACE_S", "900"))
+# /healthz checks the broker: "required", "off" (the poll loop or poll --once, no Celery), or "auto" (required
+# with PostgreSQL, not checked with the embedded SQLite). See docs/SOURCES.md "Operating".
+HINDSIGHT_HEALTH_BROKER = os.environ.get("HINDSIGHT_HEALTH_BROKER", "auto")
 
 # Celery (worker + beat, the production run mode; docs/SOURCES.md "Run modes"). Redis by default;
 # HINDSIGHT_BROKER_URL=amqp://guest:guest@127.0.0.1:5672// uses RabbitMQ instead.

@@ -1,14 +1,16 @@
-"""Server-rendered pages. Views parse the request, call one selector and render; they hold no queries."""
+"""Server-rendered pages. Views parse the request, call selectors and render; they hold no queries."""
 
 from __future__ import annotations
 
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils import timezone
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
-from analyzer import selectors
+from analyzer import ops, selectors
 from webui import help as help_content
 from webui.forms import ANALYZED_WINDOWS, AppSearchForm
 
@@ -54,7 +56,8 @@ def app_report(request: HttpRequest, pk: int) -> HttpResponse:
     report = selectors.app_report(pk=pk, stage_sort=request.GET.get("stage_sort", ""))
     if report is None:
         return _not_found(request, f"There is no analyzed app number {pk}. It may have been deleted.")
-    return render(request, "webui/app_report.html", {"report": report, "app": report.app})
+    attempts = selectors.app_attempts(app=report.app)
+    return render(request, "webui/app_report.html", {"report": report, "app": report.app, "attempts": attempts})
 
 
 @require_safe
@@ -73,3 +76,29 @@ def help_heuristic(request: HttpRequest, code: str) -> HttpResponse:
     if heuristic is None:
         return _not_found(request, f"There is no heuristic with the code “{code}”.")
     return render(request, "webui/help_heuristic.html", {"heuristic": heuristic})
+
+
+@require_safe
+def sources(request: HttpRequest) -> HttpResponse:
+    overview = selectors.sources_overview(now=timezone.now())
+    return render(request, "webui/sources.html", {"clusters": overview})
+
+
+# Operations: plain endpoints for load balancers and Prometheus, not pages.
+
+
+@never_cache
+@require_safe
+def healthz(request: HttpRequest) -> HttpResponse:
+    """200 when the database (and, in a Celery install, the broker) answers, else 503 naming what did not."""
+    status = ops.health()
+    return JsonResponse(status.as_dict(), status=200 if status.ok else 503)
+
+
+@never_cache
+@require_safe
+def metrics(request: HttpRequest) -> HttpResponse:
+    """Prometheus text exposition of what the database says now (docs/SOURCES.md, "Operating")."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(ops.HindsightCollector())
+    return HttpResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)

@@ -12,6 +12,7 @@ from typing import Any, Final
 
 from django import template
 from django.http import HttpRequest
+from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
@@ -60,6 +61,22 @@ def duration(ms: Any) -> str:
 
 
 @register.filter
+def duration_s(seconds: Any) -> str:
+    """Seconds written as :func:`duration` writes milliseconds."""
+    value = _number(seconds)
+    return MISSING if value is None else duration(value * 1000)
+
+
+@register.filter
+def ago(moment: Any) -> str:
+    """How long before now ``moment`` was, as "8.0 s ago" or "1 h 5 min ago"."""
+    if not isinstance(moment, datetime):
+        return MISSING
+    seconds = max(0.0, (timezone.now() - moment).total_seconds())
+    return f"{duration_s(seconds)} ago"
+
+
+@register.filter
 def elapsed(start: Any, end: Any) -> str:
     """The time from ``start`` to ``end`` (datetimes), as :func:`duration` writes it."""
     if not isinstance(start, datetime) or not isinstance(end, datetime):
@@ -97,6 +114,13 @@ def data_size(value: Any) -> str:
         if abs(number) >= scale:
             return f"{number / scale:.1f} {unit}"
     return f"{int(number)} B"
+
+
+@register.filter
+def mebibytes(value: Any) -> str:
+    """A size given in MiB (YARN's "MB"), as :func:`data_size` writes bytes."""
+    number = _number(value)
+    return MISSING if number is None else data_size(number * (1 << 20))
 
 
 @register.filter
