@@ -55,7 +55,8 @@ _IDENTITY: Final[dict[str, tuple[str, ...]]] = {
     SourceBackend.YARN_RM: ("urls",),
     SourceBackend.EVENTLOG_DIR: ("paths",),
 }
-_URL_PARAMETERS: Final = ("url", "urls")
+_URL_PARAMETERS: Final = ("url", "urls", "webhdfs_url")
+_HDFS_SCHEMES: Final = frozenset({"hdfs", "webhdfs", "swebhdfs"})
 _HOST: Final = re.compile(r"[A-Za-z0-9._:-]+")  # a name, IPv4 or (unbracketed) IPv6 address
 # Keys of a cluster in a sources file; ``http`` may also name environment variables holding the secrets.
 CLUSTER_KEYS: Final = (
@@ -66,6 +67,8 @@ CLUSTER_KEYS: Final = (
     "http",
     "poll_interval_s",
     "safety_margin_s",
+    "webhdfs_urls",
+    "hdfs_user",
 )
 POLL_INTERVAL_MAX_S: Final = 86_400
 SAFETY_MARGIN_MAX_S: Final = 86_400
@@ -191,6 +194,8 @@ def cluster_spec(
     http_params: Mapping[str, Any] | None = None,
     poll_interval_s: int | None = None,
     safety_margin_s: int | None = None,
+    webhdfs_urls: Sequence[str] = (),
+    hdfs_user: str | None = None,
 ) -> ClusterSpec:
     """A cluster validated whole: its name, the JobHistory address and one source per kind given."""
     try:
@@ -213,8 +218,21 @@ def cluster_spec(
         sources.append(source_spec(SourceBackend.SPARK_HISTORY, {"url": spark_history, **http}))
     if _unique(resourcemanagers):
         sources.append(source_spec(SourceBackend.YARN_RM, {"urls": _unique(resourcemanagers), **http}))
-    if _unique(eventlog_dirs):
-        sources.append(source_spec(SourceBackend.EVENTLOG_DIR, {"paths": _unique(eventlog_dirs)}))
+    directories = _unique(eventlog_dirs)
+    if directories:
+        remote: dict[str, Any] = {}
+        if any(urlsplit(d).scheme.lower() in _HDFS_SCHEMES for d in directories):
+            # Directories on HDFS are read over WebHDFS: the cluster's HTTP policy and HDFS user apply to them.
+            remote = {**http}
+            if _unique(webhdfs_urls):
+                remote["webhdfs_url"] = _unique(webhdfs_urls)
+            if hdfs_user:
+                remote["hdfs_user"] = hdfs_user
+        elif _unique(webhdfs_urls) or hdfs_user:
+            raise SourceConfigError(
+                f"{name}: webhdfs_urls and hdfs_user apply only to hdfs:// or webhdfs:// directories"
+            )
+        sources.append(source_spec(SourceBackend.EVENTLOG_DIR, {"paths": directories, **remote}))
     if not sources and not jobhistory_url:
         raise SourceConfigError(
             f"{name}: give at least one of a Spark History Server, ResourceManager, JobHistory or event-log directory"
@@ -280,6 +298,8 @@ def cluster_add(
     http_params: Mapping[str, Any] | None = None,
     poll_interval_s: int | None = None,
     safety_margin_s: int | None = None,
+    webhdfs_urls: Sequence[str] = (),
+    hdfs_user: str | None = None,
 ) -> Cluster:
     """A new cluster with one source per kind given; SourceConfigError for bad input or a name already taken."""
     spec = cluster_spec(
@@ -291,6 +311,8 @@ def cluster_add(
         http_params=http_params,
         poll_interval_s=poll_interval_s,
         safety_margin_s=safety_margin_s,
+        webhdfs_urls=webhdfs_urls,
+        hdfs_user=hdfs_user,
     )
     try:
         with transaction.atomic():
@@ -430,6 +452,8 @@ def sources_file_specs(path: Path) -> list[ClusterSpec]:
                     http_params=_http_from_file(f"{where}.http", entry.get("http")),
                     poll_interval_s=entry.get("poll_interval_s"),
                     safety_margin_s=entry.get("safety_margin_s"),
+                    webhdfs_urls=_string_list(f"{where}.webhdfs_urls", entry.get("webhdfs_urls")),
+                    hdfs_user=_optional_string(f"{where}.hdfs_user", entry.get("hdfs_user")),
                 )
             )
         except SourceConfigError as error:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -106,7 +107,7 @@ def single_file_log(path: Path) -> EventLog:
         codec, _ = detect_codec(name, head)
     except UnknownFormat as error:
         raise EventLogError(f"{path}: not an event log: {error}") from None
-    app, attempt = _app_and_attempt(_strip_suffixes(name))
+    app, attempt = name_hints(name, SINGLE)
     return EventLog(path, (EventLogPart(path, codec, 0),), SINGLE, in_progress, app, attempt)
 
 
@@ -116,12 +117,40 @@ def rolling_listing(directory: Path) -> tuple[list[EventLogPart], bool, list[str
     Problems are one line each: unusable names, missing part numbers. Raises EventLogError if the directory
     cannot be listed or holds no event file.
     """
-    entries = _list_dir(directory)
+    selection = rolling_selection(entry.name for entry in _list_dir(directory))
+    if not selection.parts:
+        raise EventLogError(f"{directory}: rolling event log directory without events_<N>_* files")
+    problems = list(selection.problems)
+    parts: list[EventLogPart] = []
+    for index, name in selection.parts:
+        path = directory / name
+        try:
+            codec, _ = detect_codec(path.name, _read_head(path))
+        except (UnknownFormat, EventLogError) as error:
+            problems.append(f"{path.name}: unusable part: {str(error).removeprefix(f'{path}: ')}")
+            continue
+        parts.append(EventLogPart(path, codec, index))
+    if not parts:
+        raise EventLogError(f"{directory}: no readable event file ({problems[0]})")
+    return parts, selection.in_progress, problems
+
+
+@dataclass(frozen=True)
+class RollingSelection:
+    """What a rolling directory's file names say, before any file is read (also used for remote listings)."""
+
+    parts: tuple[tuple[int, str], ...]  # (part number, file name) in reading order; a .compact one first
+    markers: tuple[str, ...]  # appstatus_* names
+    in_progress: bool  # no finished appstatus marker
+    problems: tuple[str, ...]
+
+
+def rolling_selection(names: Iterable[str]) -> RollingSelection:
+    """The parts to read of a rolling directory holding files ``names``: a compaction replaces parts <= its N."""
     problems: list[str] = []
-    candidates: dict[int, list[tuple[Path, bool]]] = {}
+    candidates: dict[int, list[tuple[str, bool]]] = {}
     status_markers: list[str] = []
-    for entry in entries:
-        name = entry.name
+    for name in sorted(names):
         if name.startswith(".") or name.endswith(".crc"):
             continue
         if name.startswith(APPSTATUS_PREFIX):
@@ -132,45 +161,64 @@ def rolling_listing(directory: Path) -> tuple[list[EventLogPart], bool, list[str
             if name.startswith("events_"):
                 problems.append(f"{name}: not a rolling event file name (events_<N>_<appId>); ignored")
             continue
-        candidates.setdefault(int(match["index"]), []).append((entry, name.endswith(COMPACT)))
-    if not candidates:
-        raise EventLogError(f"{directory}: rolling event log directory without events_<N>_* files")
+        candidates.setdefault(int(match["index"]), []).append((name, name.endswith(COMPACT)))
     compacted = [index for index, files in candidates.items() if any(compact for _, compact in files)]
     start = max(compacted) if compacted else 0
-    chosen: list[tuple[int, Path]] = []
+    chosen: list[tuple[int, str]] = []
     if compacted:
-        chosen.append((start, next(path for path, compact in candidates[start] if compact)))
+        chosen.append((start, next(name for name, compact in candidates[start] if compact)))
     for index in sorted(i for i in candidates if i > start):
-        files = [path for path, compact in candidates[index] if not compact]
+        files = [name for name, compact in candidates[index] if not compact]
         if len(files) > 1:
-            problems.append(f"{files[0].name}: {len(files)} files for part {index}; reading this one")
+            problems.append(f"{files[0]}: {len(files)} files for part {index}; reading this one")
         if files:
             chosen.append((index, files[0]))
     expected = start + 1
-    for index, path in chosen[1:] if compacted else chosen:
+    for index, name in chosen[1:] if compacted else chosen:
         if index != expected:
             missing = f"{expected}" if index == expected + 1 else f"{expected}-{index - 1}"
-            problems.append(f"{path.name}: part(s) {missing} missing before it; events there are lost")
+            problems.append(f"{name}: part(s) {missing} missing before it; events there are lost")
         expected = index + 1
-    parts: list[EventLogPart] = []
-    for index, path in chosen:
-        try:
-            codec, _ = detect_codec(path.name, _read_head(path))
-        except (UnknownFormat, EventLogError) as error:
-            problems.append(f"{path.name}: unusable part: {str(error).removeprefix(f'{path}: ')}")
-            continue
-        parts.append(EventLogPart(path, codec, index))
-    if not parts:
-        raise EventLogError(f"{directory}: no readable event file ({problems[0]})")
     complete = any(not marker.endswith(IN_PROGRESS) for marker in status_markers)
-    return parts, not complete, problems
+    return RollingSelection(tuple(chosen), tuple(status_markers), not complete, tuple(problems))
+
+
+def databricks_selection(names: Iterable[str]) -> list[str]:
+    """The parts of a Databricks directory holding files ``names``, in reading order."""
+    names = list(names)
+    rolled = sorted(name for name in names if _DATABRICKS_ROLLED.fullmatch(name))  # zero-padded: text = time order
+    return [*rolled, DATABRICKS_CURRENT] if DATABRICKS_CURRENT in names else rolled
+
+
+def directory_layout(name: str, file_names: Iterable[str]) -> str | None:
+    """ROLLING or DATABRICKS for a directory named ``name`` holding files ``file_names``; None for any other."""
+    if name.startswith(ROLLING_DIR_PREFIX):
+        return ROLLING
+    # Files only: Databricks cluster-log trees also have a *directory* named eventlog above the logs.
+    if any(n == DATABRICKS_CURRENT or _DATABRICKS_ROLLED.fullmatch(n) for n in file_names):
+        return DATABRICKS
+    return None
+
+
+def skipped_when_scanning(name: str, *, is_file: bool) -> bool:
+    """Entries a directory scan passes over silently: hidden, status markers, files certainly not event logs."""
+    if name.startswith((".", APPSTATUS_PREFIX)):
+        return True
+    return is_file and "." in name and name.rpartition(".")[2].lower() in _NOT_LOG_SUFFIXES
+
+
+def name_hints(name: str, layout: str) -> tuple[str | None, str | None]:
+    """(app id, attempt id) hinted by a log's file or directory name; the log's own events are authoritative."""
+    if layout == ROLLING:
+        return _app_and_attempt(name.removeprefix(ROLLING_DIR_PREFIX))
+    if layout == SINGLE:
+        return _app_and_attempt(_strip_suffixes(name))
+    return None, None
 
 
 def databricks_listing(directory: Path) -> tuple[list[EventLogPart], list[str]]:
     """(parts, problems) of a Databricks directory: rolled ``eventlog-<time>[.gz]`` oldest first, then ``eventlog``."""
-    names = [entry.name for entry in _list_dir(directory) if entry.is_file()]
-    rolled = sorted(name for name in names if _DATABRICKS_ROLLED.fullmatch(name))  # zero-padded: text = time order
-    ordered = [*rolled, DATABRICKS_CURRENT] if DATABRICKS_CURRENT in names else rolled
+    ordered = databricks_selection(entry.name for entry in _list_dir(directory) if entry.is_file())
     parts: list[EventLogPart] = []
     problems: list[str] = []
     for position, name in enumerate(ordered, start=1):
@@ -196,11 +244,9 @@ def _directory_log(directory: Path) -> EventLog | None:
     name = directory.name
     if name.startswith(ROLLING_DIR_PREFIX):
         parts, in_progress, _ = rolling_listing(directory)
-        app, attempt = _app_and_attempt(name.removeprefix(ROLLING_DIR_PREFIX))
+        app, attempt = name_hints(name, ROLLING)
         return EventLog(directory, tuple(parts), ROLLING, in_progress, app, attempt)
-    # Files only: Databricks cluster-log trees also have a *directory* named eventlog above the logs.
-    names = [entry.name for entry in _list_dir(directory) if entry.is_file()]
-    if any(n == DATABRICKS_CURRENT or _DATABRICKS_ROLLED.fullmatch(n) for n in names):
+    if directory_layout(name, (entry.name for entry in _list_dir(directory) if entry.is_file())) == DATABRICKS:
         parts, _ = databricks_listing(directory)
         return EventLog(directory, tuple(parts), DATABRICKS, False, None, None)
     return None
@@ -213,8 +259,7 @@ def _scan(directory: Path, logs: list[EventLog], errors: list[str]) -> None:
         errors.append(str(error))
         return
     for entry in entries:
-        name = entry.name
-        if name.startswith((".", APPSTATUS_PREFIX)):
+        if skipped_when_scanning(entry.name, is_file=False):
             continue
         try:
             mode = entry.lstat().st_mode
@@ -229,7 +274,7 @@ def _scan(directory: Path, logs: list[EventLog], errors: list[str]) -> None:
                 else:
                     logs.append(directory_log)
             elif stat.S_ISREG(mode):
-                if name.rpartition(".")[2].lower() in _NOT_LOG_SUFFIXES and "." in name:
+                if skipped_when_scanning(entry.name, is_file=True):
                     continue
                 logs.append(single_file_log(entry))
         except EventLogError as error:
@@ -287,9 +332,15 @@ __all__ = (
     "EventLog",
     "EventLogError",
     "EventLogPart",
+    "RollingSelection",
     "databricks_listing",
+    "databricks_selection",
+    "directory_layout",
     "find_event_logs",
     "in_progress_reason",
+    "name_hints",
     "rolling_listing",
+    "rolling_selection",
     "single_file_log",
+    "skipped_when_scanning",
 )

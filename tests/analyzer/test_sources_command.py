@@ -197,3 +197,29 @@ def test_add_sets_the_polling_interval_and_safety_margin_and_list_shows_them(tmp
     code, _out, err = run("add", "slow", "--eventlog-dir", str(tmp_path), "--poll-interval", "0")
     assert code == 2
     assert "slow.poll_interval_s" in err
+
+
+def test_an_hdfs_event_log_directory_gets_its_namenodes_user_and_auth(secrets_in_env: None) -> None:
+    code, _out, err = run(
+        "add",
+        "hdfs",
+        "--eventlog-dir",
+        "hdfs://nameservice1/spark-history",
+        "--webhdfs-url",
+        "http://nn1:9870",
+        "http://nn2:9870",
+        "--hdfs-user",
+        "spark",
+        "--auth",
+        "bearer",
+        "--token-env",
+        "RM_TOKEN",
+    )
+    assert code == 0, err
+    source = Source.objects.get(cluster__name="hdfs")
+    assert source.params["webhdfs_url"] == ["http://nn1:9870", "http://nn2:9870"]
+    assert source.params["hdfs_user"] == "spark"
+    assert source.secrets == {"token": TOKEN}
+    code, _out, err = run("add", "local", "--eventlog-dir", "/tmp", "--hdfs-user", "spark")
+    assert code == 2
+    assert "apply only to hdfs://" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -130,6 +131,54 @@ def test_a_log_seen_in_progress_is_listed_when_it_completes_even_if_its_last_wri
     assert again == []
 
 
+def test_a_restarted_backend_given_the_saved_state_lists_a_log_that_completed_meanwhile(logs: Path) -> None:
+    before_restart = EventLogDirectoryBackend(paths=[str(logs)])
+    before_restart.list_finished(T0, T0 + 10 * MINUTE_MS)
+    saved = json.loads(json.dumps(before_restart.state))  # as the database stores it
+    (logs / "local-1430917381535_2.inprogress").rename(logs / "local-1430917381535_2")
+
+    after_restart = EventLogDirectoryBackend(paths=[str(logs)])
+    after_restart.state = saved
+    refs = after_restart.list_finished(T0 + 10 * MINUTE_MS, T0 + 20 * MINUTE_MS)
+
+    assert ids(refs) == [("local-1430917381535", "2")]
+    assert refs[0].finished_ms == T0 + MINUTE_MS
+
+
+def test_a_log_seen_in_progress_and_then_deleted_is_forgotten(logs: Path) -> None:
+    backend = EventLogDirectoryBackend(paths=[str(logs)])
+    backend.list_finished(T0, T0 + 10 * MINUTE_MS)
+    assert backend.state["in_progress"] == [str(logs / "local-1430917381535_2")]
+
+    (logs / "local-1430917381535_2.inprogress").unlink()
+    backend.list_finished(T0 + 10 * MINUTE_MS, T0 + 20 * MINUTE_MS)
+
+    assert backend.state["in_progress"] == []
+
+
+def test_the_in_progress_memory_is_bounded_keeping_the_newest(
+    logs: Path, refdata: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = EventLogDirectoryBackend(paths=[str(logs)])
+    monkeypatch.setattr(EventLogDirectoryBackend, "max_remembered", 2)
+    backend.state = {"in_progress": [str(logs / "local-1430917381535_2")]}
+    for number in (1, 2):
+        copy_log(refdata, ATTEMPT_LOG, logs / f"local-99999999999{number}.inprogress", T0)
+
+    backend.list_finished(T0, T0 + 10 * MINUTE_MS)
+
+    assert backend.state["in_progress"] == [str(logs / "local-999999999991"), str(logs / "local-999999999992")]
+
+
+@pytest.mark.parametrize("saved", [{"in_progress": "not a list"}, {"in_progress": [1, None, {}]}, {"other": 1}])
+def test_a_malformed_saved_state_is_ignored(logs: Path, saved: dict[str, object]) -> None:
+    backend = EventLogDirectoryBackend(paths=[str(logs)])
+    backend.state = saved
+
+    assert len(backend.list_finished(T0, T0 + 10 * MINUTE_MS)) == 3
+    assert backend.state["in_progress"] == [str(logs / "local-1430917381535_2")]
+
+
 def test_a_rolling_log_without_a_finished_status_marker_waits_for_it(logs: Path) -> None:
     rolling = logs / "eventlog_v2_local-1795325985629"
     marker = rolling / "appstatus_local-1795325985629"
@@ -195,11 +244,9 @@ def test_a_missing_directory_is_a_retryable_error_not_an_empty_listing(tmp_path:
     assert not raised.value.permanent
 
 
-def test_an_hdfs_path_is_refused_for_good_saying_webhdfs_is_not_supported_yet() -> None:
-    with pytest.raises(BackendError, match="WebHDFS, which is not supported yet") as raised:
+def test_an_hdfs_path_without_a_webhdfs_address_is_a_parameter_error_saying_what_to_set() -> None:
+    with pytest.raises(ParameterError, match="set webhdfs_url"):
         EventLogDirectoryBackend(paths=["hdfs://namenode:8020/spark-logs"])
-
-    assert raised.value.permanent
 
 
 def test_a_file_url_is_a_local_directory(logs: Path) -> None:

@@ -67,6 +67,15 @@ class Command(BaseCommand):
         add.add_argument("--token-env", metavar="VAR", help="environment variable holding the bearer token")
         add.add_argument("--ca-bundle", metavar="FILE", help="CA bundle to verify the servers' certificates with")
         add.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
+        add.add_argument(
+            "--webhdfs-url",
+            action="extend",
+            nargs="+",
+            default=[],
+            metavar="URL",
+            help="NameNode web address(es) for hdfs:// event-log directories (all of them for HA)",
+        )
+        add.add_argument("--hdfs-user", metavar="NAME", help="HDFS user for WebHDFS simple authentication")
         add.add_argument("--poll-interval", type=int, metavar="S", help="poll each source every S seconds (10)")
         add.add_argument(
             "--safety-margin", type=int, metavar="S", help="windows end S seconds before now (60); see docs/SOURCES.md"
@@ -122,6 +131,8 @@ class Command(BaseCommand):
             http_params=http,
             poll_interval_s=options["poll_interval"],
             safety_margin_s=options["safety_margin"],
+            webhdfs_urls=options["webhdfs_url"],
+            hdfs_user=options["hdfs_user"],
         )
         self.stdout.write(f"added cluster {cluster.name} with {cluster.sources.count()} source(s)")
 
