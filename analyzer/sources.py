@@ -69,6 +69,7 @@ CLUSTER_KEYS: Final = (
     "safety_margin_s",
     "webhdfs_urls",
     "hdfs_user",
+    "spark_history_fetch_mode",
 )
 POLL_INTERVAL_MAX_S: Final = 86_400
 SAFETY_MARGIN_MAX_S: Final = 86_400
@@ -196,6 +197,7 @@ def cluster_spec(
     safety_margin_s: int | None = None,
     webhdfs_urls: Sequence[str] = (),
     hdfs_user: str | None = None,
+    spark_history_fetch_mode: str | None = None,
 ) -> ClusterSpec:
     """A cluster validated whole: its name, the JobHistory address and one source per kind given."""
     try:
@@ -215,7 +217,10 @@ def cluster_spec(
             raise SourceConfigError(f"{name}.jobhistory: longer than {JOBHISTORY_URL_MAX} characters")
     sources: list[SourceSpec] = []
     if spark_history:
-        sources.append(source_spec(SourceBackend.SPARK_HISTORY, {"url": spark_history, **http}))
+        mode = {"fetch_mode": spark_history_fetch_mode} if spark_history_fetch_mode else {}
+        sources.append(source_spec(SourceBackend.SPARK_HISTORY, {"url": spark_history, **mode, **http}))
+    elif spark_history_fetch_mode:
+        raise SourceConfigError(f"{name}: spark_history_fetch_mode needs a Spark History Server")
     if _unique(resourcemanagers):
         sources.append(source_spec(SourceBackend.YARN_RM, {"urls": _unique(resourcemanagers), **http}))
     directories = _unique(eventlog_dirs)
@@ -300,6 +305,7 @@ def cluster_add(
     safety_margin_s: int | None = None,
     webhdfs_urls: Sequence[str] = (),
     hdfs_user: str | None = None,
+    spark_history_fetch_mode: str | None = None,
 ) -> Cluster:
     """A new cluster with one source per kind given; SourceConfigError for bad input or a name already taken."""
     spec = cluster_spec(
@@ -313,6 +319,7 @@ def cluster_add(
         safety_margin_s=safety_margin_s,
         webhdfs_urls=webhdfs_urls,
         hdfs_user=hdfs_user,
+        spark_history_fetch_mode=spark_history_fetch_mode,
     )
     try:
         with transaction.atomic():
@@ -454,6 +461,9 @@ def sources_file_specs(path: Path) -> list[ClusterSpec]:
                     safety_margin_s=entry.get("safety_margin_s"),
                     webhdfs_urls=_string_list(f"{where}.webhdfs_urls", entry.get("webhdfs_urls")),
                     hdfs_user=_optional_string(f"{where}.hdfs_user", entry.get("hdfs_user")),
+                    spark_history_fetch_mode=_optional_string(
+                        f"{where}.spark_history_fetch_mode", entry.get("spark_history_fetch_mode")
+                    ),
                 )
             )
         except SourceConfigError as error:

@@ -20,9 +20,10 @@ from analyzer.appmodel import SparkApp
 class BackendError(Exception):
     """A source could not be listed or an app could not be fetched. ``permanent`` errors are not retried."""
 
-    def __init__(self, message: str, *, permanent: bool = False) -> None:
+    def __init__(self, message: str, *, permanent: bool = False, status: int | None = None) -> None:
         super().__init__(message)
         self.permanent = permanent
+        self.status = status  # the HTTP status that caused it, when one did
 
 
 class ParameterError(ValueError):

@@ -270,7 +270,7 @@ def _get(session: requests.Session, url: str, *, params: Mapping[str, Any] | Non
     if body:
         detail += f": {_redact(session, body, url)}"
     permanent = 400 <= status < 500 and status != 429
-    raise BackendError(f"{where}: {detail}", permanent=permanent)
+    raise BackendError(f"{where}: {detail}", permanent=permanent, status=status)
 
 
 def _body_start(response: requests.Response, streamed: bool) -> str:

@@ -1,9 +1,16 @@
 """Spark History Server backend: list finished applications over its REST API and fetch their event logs.
 
-The History Server is asked only for the list and for the event log itself (``/applications/<id>[/<attempt>]/logs``,
-a zip), never for its parsed views: the log is streamed to a temporary file, its members are extracted (safely:
-no path outside the temporary directory, bounded sizes) and read by the same reader as logs on disk. This spares
-the server's memory and gives the same model whichever way a log arrives.
+By default the History Server is asked for the list and for the event log itself
+(``/applications/<id>[/<attempt>]/logs``, a zip), not for its parsed views: the log is streamed to a temporary
+file, its members are extracted (safely: no path outside the temporary directory, bounded sizes) and read by the
+same reader as logs on disk. This spares the server's memory and gives the same model whichever way a log arrives.
+
+``fetch_mode`` chooses the source of each app: ``log`` (the event log only), ``rest`` (the server's parsed REST
+views only, see ``fetchers.spark_history_rest``) or ``auto`` (the default): the log, and the REST views when the
+logs endpoint is refused or missing (HTTP 403, 404, 405, 410: some deployments turn it off or proxy it away) or
+what it gives is not a usable archive or log. Transient failures (timeouts, 5xx after retries, a log still
+being written) never fall back: they stay transient, and the next run tries the log again; neither does a 401
+(the REST views would refuse the same credentials). The status is read from the message ``fetchers.http`` writes.
 
 Limits worth knowing: ``status=completed`` makes the server leave out an app whose latest attempt still runs,
 so an earlier finished attempt of such an app is listed only with a window that holds its end once the app
@@ -30,13 +37,17 @@ from fetchers.backends import REDACTION_PARAMETER, AppRef, Backend, BackendError
 from fetchers.eventlog import EventLogError, find_event_logs
 from fetchers.http import HTTP_PARAMETERS, HttpPolicy, download, get_json, mask_url, session_for
 from fetchers.spark_eventlog import read_apps
+from fetchers.spark_history_rest import DEFAULT_MAX_TASKS, DEFAULT_PAGE_SIZE, app_from_rest
 
-__all__ = ("SparkHistoryBackend", "hs_date")
+__all__ = ("FETCH_MODES", "SparkHistoryBackend", "hs_date")
 
 log = logging.getLogger(__name__)
 
 _HS_DATE_FORMAT: Final = "%Y-%m-%dT%H:%M:%S"  # then ".<millis>GMT", as the server writes and parses its dates
 _COPY_CHUNK: Final = 1 << 20
+FETCH_MODES: Final = ("auto", "log", "rest")
+# Answers of the logs endpoint that mean "no log from here" rather than "no such app": fall back to REST.
+_NO_LOG_STATUSES: Final = frozenset({403, 404, 405, 410})
 
 
 def hs_date(epoch_ms: int) -> str:
@@ -52,11 +63,20 @@ class SparkHistoryBackend(Backend):
     parameters = (
         Parameter("url", str, "History Server address, e.g. http://history.example.com:18080", required=True),
         REDACTION_PARAMETER,
+        Parameter(
+            "fetch_mode",
+            str,
+            "auto (the event log, else the REST views when the log cannot be downloaded), log or rest",
+            default="auto",
+        ),
         *HTTP_PARAMETERS,
     )
     # A download or its extracted content larger than this is refused; so is an archive with more members.
     max_log_bytes: ClassVar[int] = 64 * 2**30
     max_members: ClassVar[int] = 10_000
+    # REST path: tasks asked per taskList page, and at most this many tasks per app.
+    rest_page_size: ClassVar[int] = DEFAULT_PAGE_SIZE
+    rest_max_tasks: ClassVar[int] = DEFAULT_MAX_TASKS
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -66,6 +86,10 @@ class SparkHistoryBackend(Backend):
         if parts.scheme not in {"http", "https"} or not parts.hostname:
             raise ParameterError(f"{self.name}.url: expected http(s)://host[:port], got {mask_url(base)!r}")
         self.base_url = base
+        mode = str(self.params["fetch_mode"]).strip().lower()
+        if mode not in FETCH_MODES:
+            raise ParameterError(f"{self.name}.fetch_mode: expected one of {', '.join(FETCH_MODES)}, got {mode!r}")
+        self.fetch_mode = mode
         self._session: requests.Session | None = None
 
     def describe(self) -> dict[str, Any]:
@@ -115,19 +139,72 @@ class SparkHistoryBackend(Backend):
         return refs
 
     def fetch(self, ref: AppRef) -> SparkApp:
-        """Downloads the attempt's event log (a zip) and reads it; temporary files are always removed."""
+        """The attempt's model, from its event log or its REST views as ``fetch_mode`` says (see the module doc)."""
+        source = self.app_url(ref.app_id, ref.attempt_id)
+        if self.fetch_mode == "rest":
+            return self._fetch_rest(ref, source, "fetch_mode is rest")
+        try:
+            return self._fetch_log(ref, source)
+        except _LogUnavailable as unavailable:
+            if self.fetch_mode == "log":
+                raise BackendError(str(unavailable), permanent=True) from None
+            log.info("%s: %s; reading the REST views instead", source, unavailable)
+            try:
+                return self._fetch_rest(ref, source, str(unavailable))
+            except BackendError as error:
+                raise BackendError(
+                    f"{error} (the event log failed first: {unavailable})", permanent=error.permanent
+                ) from None
+
+    def _fetch_rest(self, ref: AppRef, source: str, reason: str) -> SparkApp:
+        return app_from_rest(
+            self.session,
+            self.api_url("").rstrip("/"),
+            ref.app_id,
+            ref.attempt_id,
+            redaction_patterns=self.params["redaction_patterns"],
+            source=source,
+            reason=reason,
+            page_size=self.rest_page_size,
+            max_tasks=self.rest_max_tasks,
+        )
+
+    def _fetch_log(self, ref: AppRef, source: str) -> SparkApp:
+        """Downloads the attempt's event log (a zip) and reads it; temporary files are always removed.
+
+        Raises _LogUnavailable when the server gives no usable log (the REST views may still serve), BackendError
+        otherwise.
+        """
         attempt = f"/{quote(ref.attempt_id, safe='')}" if ref.attempt_id else ""
         url = self.api_url(f"applications/{quote(ref.app_id, safe='')}{attempt}/logs")
-        source = self.app_url(ref.app_id, ref.attempt_id)
         with tempfile.TemporaryDirectory(prefix="hindsight-hs-") as temp:
             archive = Path(temp) / "logs.zip"
-            with archive.open("wb") as out:
-                download(self.session, url, out, max_bytes=self.max_log_bytes)
+            try:
+                with archive.open("wb") as out:
+                    download(self.session, url, out, max_bytes=self.max_log_bytes)
+            except BackendError as error:
+                if error.permanent and error.status in _NO_LOG_STATUSES:
+                    raise _LogUnavailable(f"the logs endpoint refused: {error}") from None
+                raise
             logs_dir = Path(temp) / "logs"
             logs_dir.mkdir()
-            extract_zip(archive, logs_dir, max_bytes=self.max_log_bytes, max_members=self.max_members, source=source)
-            archive.unlink()  # free the disk before reading
-            return _read_attempt(logs_dir, ref, source, self.params["redaction_patterns"])
+            try:
+                extract_zip(
+                    archive, logs_dir, max_bytes=self.max_log_bytes, max_members=self.max_members, source=source
+                )
+                archive.unlink()  # free the disk before reading
+                return _read_attempt(logs_dir, ref, source, self.params["redaction_patterns"])
+            except BackendError as error:
+                if error.permanent:
+                    raise _LogUnavailable(str(error)) from None
+                raise
+
+
+class _LogUnavailable(BackendError):
+    """The server gave no usable event log for an attempt: refused, missing, not an archive, or unreadable."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, permanent=True)
 
 
 def _attempt_ref(app_id: str, app: Mapping[str, Any], attempt: Any) -> AppRef | None:

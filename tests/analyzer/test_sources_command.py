@@ -223,3 +223,12 @@ def test_an_hdfs_event_log_directory_gets_its_namenodes_user_and_auth(secrets_in
     code, _out, err = run("add", "local", "--eventlog-dir", "/tmp", "--hdfs-user", "spark")
     assert code == 2
     assert "apply only to hdfs://" in err
+
+
+def test_the_history_servers_fetch_mode_is_set_from_the_command_line() -> None:
+    code, _out, err = run("add", "restonly", "--spark-history", "http://hs:18080", "--spark-history-fetch-mode", "rest")
+    assert code == 0, err
+    assert Source.objects.get(cluster__name="restonly").params["fetch_mode"] == "rest"
+    code, _out, err = run("add", "nohs", "--eventlog-dir", "/tmp", "--spark-history-fetch-mode", "log")
+    assert code == 2
+    assert "needs a Spark History Server" in err

@@ -175,6 +175,7 @@ def test_prune_removes_the_clusters_the_file_does_not_name(tmp_path: Path) -> No
         ("clusters:\n  prod: {spark_history: [\n", "not valid YAML"),
         ("clusters:\n  prod: {spark_history: http://h:18080, poll_interval_s: 0}\n", "prod.poll_interval_s"),
         ("clusters:\n  prod: {spark_history: http://h:18080, safety_margin_s: soon}\n", "prod.safety_margin_s"),
+        ("clusters:\n  prod: {spark_history: http://h:18080, spark_history_fetch_mode: zip}\n", "fetch_mode"),
     ],
 )
 def test_a_bad_sources_file_is_rejected_naming_the_key_and_changes_nothing(

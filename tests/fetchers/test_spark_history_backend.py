@@ -5,9 +5,14 @@ from __future__ import annotations
 import shutil
 import socket
 import stat
+import threading
 import time
+import urllib.error
+import urllib.request
 import zipfile
 from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -289,3 +294,62 @@ def test_fetch_leaves_no_temporary_files(
         backend.fetch(AppRef(RUNNING))
 
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.spark
+def test_rest_mode_rebuilds_each_listed_attempt_with_the_shape_of_its_log(backend: SparkHistoryBackend) -> None:
+    by_rest = SparkHistoryBackend(url=backend.base_url, fetch_mode="rest", retries=1, timeout_s=60)
+    refs = backend.list_finished(*WIDE)
+
+    for ref in refs:
+        assert _shape(by_rest.fetch(ref)) == _shape(backend.fetch(ref)), ref
+    assert len(refs) == 4
+
+
+@pytest.mark.spark
+def test_a_history_server_without_the_logs_endpoint_is_read_through_its_rest_views(
+    history_server: LiveHistoryServer,
+) -> None:
+    # Spark's own server, behind a proxy that refuses the log download as some deployments do.
+    with _proxy(history_server.base.removesuffix("/api/v1/"), refuse="/logs") as (url, asked):
+        app = SparkHistoryBackend(url=url, retries=1, timeout_s=60).fetch(AppRef(ROLLING))
+
+    assert any("REST views" in warning and "HTTP 404" in warning for warning in app.warnings)
+    assert sum(len(stage.tasks) for stage in app.stages.values()) > 0
+    assert any(path.endswith("/logs") for path in asked)
+    assert any("/taskList" in path for path in asked)
+
+
+@contextmanager
+def _proxy(upstream: str, refuse: str) -> Iterator[tuple[str, list[str]]]:
+    """A local HTTP proxy to ``upstream`` that answers 404 to paths ending with ``refuse``; records the paths."""
+    asked: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path.split("?")[0])
+            if self.path.split("?")[0].endswith(refuse):
+                status, body = 404, b"not here"
+            else:
+                try:
+                    with urllib.request.urlopen(upstream + self.path, timeout=60) as answer:
+                        status, body = answer.status, answer.read()
+                except urllib.error.HTTPError as error:
+                    status, body = error.code, error.read()
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", asked
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()

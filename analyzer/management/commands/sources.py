@@ -45,6 +45,11 @@ class Command(BaseCommand):
         add.add_argument("name", metavar="NAME")
         add.add_argument("--spark-history", metavar="URL", help="Spark History Server address")
         add.add_argument(
+            "--spark-history-fetch-mode",
+            choices=("auto", "log", "rest"),
+            help="auto (default): the event log, or the REST views when the server will not give it; log; rest",
+        )
+        add.add_argument(
             "--resourcemanager",
             action="extend",
             nargs="+",
@@ -133,6 +138,7 @@ class Command(BaseCommand):
             safety_margin_s=options["safety_margin"],
             webhdfs_urls=options["webhdfs_url"],
             hdfs_user=options["hdfs_user"],
+            spark_history_fetch_mode=options["spark_history_fetch_mode"],
         )
         self.stdout.write(f"added cluster {cluster.name} with {cluster.sources.count()} source(s)")
 
