@@ -13,8 +13,8 @@ being written) never fall back: they stay transient, and the next run tries the 
 (the REST views would refuse the same credentials). The status is read from the message ``fetchers.http`` writes.
 
 Limits worth knowing: ``status=completed`` makes the server leave out an app whose latest attempt still runs,
-so an earlier finished attempt of such an app is listed only with a window that holds its end once the app
-is done; a log still being written is refused as a transient error (the next run fetches it once complete).
+so an earlier finished attempt of such an app is listed with the app once its latest attempt is done; a log
+still being written is refused as a transient error (the next run fetches it once complete).
 """
 
 from __future__ import annotations
@@ -112,7 +112,13 @@ class SparkHistoryBackend(Backend):
         return mask_url(f"{self.base_url}/history/{quote(app_id, safe='')}/{attempt}")
 
     def list_finished(self, start_ms: int, end_ms: int) -> list[AppRef]:
-        """One ref per completed attempt that ended in [start_ms, end_ms), oldest first."""
+        """One ref per completed attempt that ended in [start_ms, end_ms), oldest first, and the earlier attempts of
+        an app whose latest attempt did.
+
+        The server leaves an app out of the completed list while its latest attempt runs, so an earlier attempt that
+        ended in a window listed meanwhile is only seen when the app is done: it comes with the latest one. Listing
+        an attempt twice is harmless (apps are recorded once).
+        """
         answer = get_json(
             self.session,
             self.api_url("applications"),
@@ -131,10 +137,14 @@ class SparkHistoryBackend(Backend):
             if not isinstance(app_id, str) or not app_id:
                 log.warning("%s: application list entry without an id, skipped", mask_url(self.base_url))
                 continue
-            for attempt in app.get("attempts") or ():
-                ref = _attempt_ref(app_id, app, attempt)
-                if ref is not None and ref.finished_ms is not None and start_ms <= ref.finished_ms < end_ms:
-                    refs.append(ref)
+            attempts = [_attempt_ref(app_id, app, attempt) for attempt in app.get("attempts") or ()]
+            completed = [ref for ref in attempts if ref is not None and ref.finished_ms is not None]
+            latest_in_window = bool(completed) and start_ms <= max(r.finished_ms or 0 for r in completed) < end_ms
+            refs.extend(
+                ref
+                for ref in completed
+                if start_ms <= (ref.finished_ms or 0) < end_ms or (latest_in_window and (ref.finished_ms or 0) < end_ms)
+            )
         refs.sort(key=lambda ref: (ref.finished_ms or 0, ref.app_id, ref.attempt_id or ""))
         return refs
 
