@@ -38,6 +38,18 @@ class AnalyzedApp(models.Model):
     user = models.CharField(max_length=255, blank=True, default="")
     queue = models.CharField(max_length=255, blank=True, default="")
     job_type = models.CharField(max_length=64, blank=True, default="")
+    # Scheduler linkage and the recurring job's key (analyzer.jobinfo); "" / no scheduler for ad hoc apps.
+    scheduler = models.CharField(max_length=32, blank=True, default="")
+    flow_def_id = models.CharField(max_length=255, blank=True, default="")
+    flow_def_url = models.CharField(max_length=800, blank=True, default="")
+    flow_exec_id = models.CharField(max_length=255, blank=True, default="")
+    flow_exec_url = models.CharField(max_length=800, blank=True, default="")
+    job_def_id = models.CharField(max_length=255, blank=True, default="")
+    job_def_url = models.CharField(max_length=800, blank=True, default="")
+    job_exec_id = models.CharField(max_length=255, blank=True, default="")
+    job_exec_url = models.CharField(max_length=800, blank=True, default="")
+    job_name = models.CharField(max_length=255, blank=True, default="")
+    template = models.CharField(max_length=255, blank=True, default="")
     spark_version = models.CharField(max_length=64, blank=True, default="")
     start_time = models.DateTimeField(null=True, blank=True)
     end_time = models.DateTimeField(null=True, blank=True)
@@ -75,6 +87,10 @@ class AnalyzedApp(models.Model):
             models.Index(fields=["-start_time"], name="app_start_idx"),
             models.Index(fields=["-score"], name="app_score_idx"),
             models.Index(fields=["analysis_ms"], name="app_analysis_ms_idx"),  # the /metrics histogram
+            models.Index(fields=["template", "-end_time"], name="app_template_end_idx"),
+            models.Index(fields=["flow_def_id", "-end_time"], name="app_flow_def_end_idx"),
+            models.Index(fields=["flow_exec_id"], name="app_flow_exec_idx"),
+            models.Index(fields=["job_def_id"], name="app_job_def_idx"),
         ]
         ordering = ["-end_time", "-id"]
 

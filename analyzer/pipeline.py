@@ -18,7 +18,7 @@ from typing import Any, Final, Protocol, TypeVar
 import numpy as np
 
 import heuristics
-from analyzer import summaries
+from analyzer import jobinfo, summaries
 from analyzer.appmodel import SparkApp
 from analyzer.metrics import AppMetrics, compute_metrics
 
@@ -128,6 +128,8 @@ class AnalysisReport:
     warnings: tuple[str, ...]
     parse_stats: dict[str, Any] = field(default_factory=dict)
     spark_properties: dict[str, str] = field(default_factory=dict)
+    app_type: str = "SPARK"
+    job: jobinfo.JobInfo = field(default_factory=lambda: jobinfo.JobInfo(job_type=""))
 
     @property
     def severity_name(self) -> str:
@@ -144,6 +146,10 @@ class AnalysisReport:
             "attempt_id": self.attempt_id,
             "app_name": self.app_name,
             "user": self.user,
+            "app_type": self.app_type,
+            "job_type": self.job.job_type,
+            "flow": self.job.flow_dict(),
+            "template": self.job.template,
             "spark_version": self.spark_version,
             "start_ms": self.start_ms,
             "end_ms": self.end_ms,
@@ -159,8 +165,14 @@ class AnalysisReport:
         }
 
 
-def analyze(app: SparkApp, suite: HeuristicSuite) -> AnalysisReport:
-    """Analyze one app. Never raises on bad data: a failing part becomes a warning on the report."""
+def analyze(
+    app: SparkApp, suite: HeuristicSuite, jobinfo_config: jobinfo.JobInfoConfig | None = None
+) -> AnalysisReport:
+    """Analyze one app. Never raises on bad data: a failing part becomes a warning on the report.
+
+    ``jobinfo_config`` decides job types, scheduler linkage and template keys (``analyzer.jobinfo``; the built-in
+    rules when None).
+    """
     warnings = list(app.warnings)
 
     def attempt(what: str, compute: Callable[[], T], fallback: T) -> T:
@@ -184,6 +196,14 @@ def analyze(app: SparkApp, suite: HeuristicSuite) -> AnalysisReport:
     executor_rows: tuple[summaries.ExecutorRow, ...] = attempt(
         "executor summaries", lambda: tuple(summaries.executor_rows(app)), ()
     )
+    config = jobinfo_config or jobinfo.default_config()
+    job = attempt(
+        "job type and flow",
+        lambda: jobinfo.job_info(
+            jobinfo.spark_conf(app.environment), app_name=app.name, user=app.user, app_type="SPARK", config=config
+        ),
+        jobinfo.JobInfo(job_type="Spark"),
+    )
 
     return AnalysisReport(
         source=app.source,
@@ -206,6 +226,8 @@ def analyze(app: SparkApp, suite: HeuristicSuite) -> AnalysisReport:
         warnings=tuple(dict.fromkeys(warnings)),
         parse_stats=plain(dataclasses.asdict(app.stats)),
         spark_properties=dict(app.environment.spark_properties),
+        app_type="SPARK",
+        job=job,
     )
 
 

@@ -43,7 +43,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 import heuristics
-from analyzer import yarn_join
+from analyzer import jobinfo, yarn_join
 from analyzer.models import AppClaim, ClaimState, Source, SourceBackend
 from analyzer.pipeline import AnalysisReport, HeuristicSuite, analyze
 from analyzer.services import report_store
@@ -326,7 +326,11 @@ def analyze_claim(
         label = f"{claim.cluster.name}/{source.backend}"
         backend: Backend = source_backend(source)
         app = backend.fetch(claim_ref(claim))
-        report = analyze(app, suite or heuristics.load_suite(user_file=settings.HINDSIGHT_HEURISTICS_FILE))
+        report = analyze(
+            app,
+            suite or heuristics.load_suite(user_file=settings.HINDSIGHT_HEURISTICS_FILE),
+            jobinfo.configured(settings.HINDSIGHT_JOBINFO_FILE),
+        )
         extra = {
             "cluster": claim.cluster,
             "analysis_ms": int((time.perf_counter() - started) * 1000),

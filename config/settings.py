@@ -91,6 +91,8 @@ HINDSIGHT_HEURISTICS_FILE = os.environ.get("HINDSIGHT_HEURISTICS_FILE") or None
 # How far back a new source's first poll looks when it has no checkpoint yet.
 HINDSIGHT_INITIAL_LOOKBACK_S = int(os.environ.get("HINDSIGHT_INITIAL_LOOKBACK_S", "3600"))
 HINDSIGHT_REDACTION_PATTERNS = [p for p in os.environ.get("HINDSIGHT_REDACTION_PATTERNS", "").split(",") if p]
+# YAML overriding analyzer/jobinfo_defaults.yaml: job-type rules, schedulers, template-key patterns.
+HINDSIGHT_JOBINFO_FILE = os.environ.get("HINDSIGHT_JOBINFO_FILE") or None
 # Exactly-once analysis (analyzer/polling.py): fetches of one app before it is stored as failed, the exponential
 # backoff between them (base doubling up to a cap, with jitter), how long a claim may be held before another
 # worker takes it over (above the task time limit, so a live analysis is never taken), and how long an enqueued

@@ -14,6 +14,7 @@ The contract CI scripts rely on:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -23,6 +24,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import DatabaseError
 
 import heuristics
+from analyzer import jobinfo
 from analyzer.appmodel.redaction import Redactor
 from analyzer.pipeline import AnalysisReport, HeuristicSuite, analyze
 from fetchers.spark_eventlog import read_apps
@@ -125,6 +127,7 @@ class Command(BaseCommand):
         self.no_store = no_store
         self.store_failures = 0
         self.suite = self._load_suite()
+        self.jobinfo_config = jobinfo_config_or_exit(self.error)
         self.patterns = list(settings.HINDSIGHT_REDACTION_PATTERNS)
         try:
             Redactor(self.patterns)
@@ -153,7 +156,7 @@ class Command(BaseCommand):
                     unreadable += 1
                     continue
                 outcome.app.source = outcome.app.source or outcome.source
-                report = analyze(outcome.app, self.suite)
+                report = analyze(outcome.app, self.suite, self.jobinfo_config)
                 stored_id = None if self.no_store else self._store(report)
                 self._print(report, stored_id)
         except Exception as exc:  # a reader bug on one input must not cost the other inputs
@@ -202,3 +205,12 @@ class Command(BaseCommand):
             where = f"stored as analyzed app #{stored_id} in the {connection.vendor} database {database}"
         self.stdout.write(render_text(report, where) + "\n")
         self.stdout.flush()
+
+
+def jobinfo_config_or_exit(error: Callable[[object, object], None]) -> jobinfo.JobInfoConfig:
+    """The job-info configuration (HINDSIGHT_JOBINFO_FILE); a bad one is reported and exits 3 (EXIT_BAD_CONFIG)."""
+    try:
+        return jobinfo.configured(settings.HINDSIGHT_JOBINFO_FILE)
+    except jobinfo.JobInfoConfigError as exc:
+        error(settings.HINDSIGHT_JOBINFO_FILE or "job-info configuration", exc)
+        raise SystemExit(EXIT_BAD_CONFIG) from None

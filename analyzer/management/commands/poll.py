@@ -33,7 +33,7 @@ from django.db import DatabaseError, connections
 from django.utils import timezone
 
 import heuristics
-from analyzer.management.commands.analyze import printable
+from analyzer.management.commands.analyze import jobinfo_config_or_exit, printable
 from analyzer.polling import AnalyzedAppResult, PollResult, poll_sources, seconds_until_due
 
 EXIT_SOURCE_FAILED: Final = 1
@@ -106,6 +106,7 @@ class Command(BaseCommand):
             raise CommandError("--interval must be 0 or more seconds", returncode=EXIT_USAGE)
         if passes is not None and passes < 1:
             raise CommandError("--passes must be 1 or more", returncode=EXIT_USAGE)
+        jobinfo_config_or_exit(self.error)  # a bad file stops here, not once per app
         try:
             if once:
                 try:
