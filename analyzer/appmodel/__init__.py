@@ -1,4 +1,4 @@
-"""The typed, Django-free model of one analyzed application attempt.
+"""The typed, Django-free model of one analyzed application attempt (Spark) or job (MapReduce).
 
 Fetchers build it, heuristics and analyses read it; nothing here imports Django, fetchers or heuristics
 (import-linter enforces this). Units are normalized once, by the code that builds the model:
@@ -6,6 +6,18 @@ timestamps are epoch milliseconds, durations milliseconds (Spark's nanosecond CP
 times are converted to float milliseconds), sizes bytes.
 """
 
+from analyzer.appmodel.mapreduce import (
+    COUNTER_COLUMNS,
+    MR_TASK_COLUMNS,
+    MapReduceApp,
+    MRJobStatus,
+    MRPhase,
+    MRPhaseKind,
+    MRTaskColumns,
+    MRTaskStatus,
+    canonical_group,
+    counter_values,
+)
 from analyzer.appmodel.spark import (
     TASK_COLUMNS,
     AppStatus,
@@ -23,12 +35,20 @@ from analyzer.appmodel.spark import (
 )
 
 __all__ = [
+    "COUNTER_COLUMNS",
+    "MR_TASK_COLUMNS",
     "TASK_COLUMNS",
     "AppStatus",
     "Environment",
     "Executor",
     "Job",
     "JobStatus",
+    "MRJobStatus",
+    "MRPhase",
+    "MRPhaseKind",
+    "MRTaskColumns",
+    "MRTaskStatus",
+    "MapReduceApp",
     "ParseStats",
     "SparkApp",
     "SqlExecution",
@@ -36,4 +56,6 @@ __all__ = [
     "StageStatus",
     "TaskColumns",
     "TaskStatus",
+    "canonical_group",
+    "counter_values",
 ]

@@ -1,0 +1,1221 @@
+"""MapReduce job-history files (``.jhist`` + ``_conf.xml``) -> ``MapReduceApp`` models, in one streaming pass.
+
+Format (Hadoop 0.23 to 3.x, refdata README section 4.2): line 1 ``Avro-Json``, line 2 the Avro schema, then one
+event per line, ``{"type":"MAP_ATTEMPT_FINISHED","event":{"org.apache.hadoop.mapreduce.jobhistory.X":{...}}}``.
+Optional fields are Avro unions, written either bare (``"locality":"NODE_LOCAL"``, older writers) or wrapped
+(``"locality":{"string":"NODE_LOCAL"}``), or null; both are read. Counters are
+``{"name":"COUNTERS","groups":[{"name":<group>,"displayName":..,"counts":[{"name","displayName","value"}]}]}``.
+Binary Avro history (``mapreduce.jobhistory.jhist.format=binary``) is refused with a clear error.
+
+How the model is built:
+
+* one row per task that appears (TASK_STARTED or any attempt event), holding the task's *kept attempt*: the first
+  attempt that succeeded, else the last one to end; attempt, failure and kill counts cover every attempt, so
+  speculative attempts killed after another won are counted but never replace the winner;
+* the task's status comes from TASK_FINISHED (SUCCEEDED) or TASK_FAILED (its FAILED/KILLED status); with no task
+  event it is SUCCEEDED if an attempt succeeded, else INCOMPLETE;
+* the job's status comes from JOB_FINISHED (SUCCEEDED) or JOB_FAILED/JOB_KILLED/JOB_ERROR (their ``jobStatus``;
+  ERROR counts as FAILED); with none the job is INCOMPLETE and the model ``partial``;
+* setup and cleanup attempts, TASK_UPDATED, NORMALIZED_RESOURCE and JOB_STATUS_CHANGED are known and skipped.
+
+* a recovered job's new ApplicationMaster logs its predecessor's task events again: attempts already seen are
+  skipped (counted in ``ParseStats.skipped_events``), so nothing is counted twice.
+
+Nothing is loaded whole: lines are read in bounded chunks and task data is written into growing numpy matrices
+(a few hundred bytes a task), so time and memory stay linear in the number of tasks. The per-task events, nearly
+every line, are decoded by a typed msgspec decoder that skips the fields not modelled; the first event of each
+type, and any line that does not fit it, take a tolerant orjson path that reads any shape and checks keys against
+those Hadoop writes (``ParseStats.unknown_keys``). Bad input never raises: a line that is not JSON, or an event
+missing what it needs, is counted malformed and skipped (the first few named in a warning); unknown events are
+counted by type.
+
+Where the JobHistory Server keeps files (``mapreduce.jobhistory.done-dir`` and ``intermediate-done-dir``):
+``done/yyyy/MM/dd/NNNNNN/<index name>.jhist`` + ``<jobid>_conf.xml`` once the server has moved them, and
+``done_intermediate/<user>/`` before. See :func:`done_day_directory` for the time-zone rule.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
+from pathlib import Path
+from typing import IO, Annotated, Any, Final
+from urllib.parse import unquote_plus
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import msgspec
+import numpy as np
+import orjson
+
+from analyzer.appmodel.mapreduce import (
+    COUNTER_COLUMNS,
+    MR_TASK_COLUMNS,
+    Counters,
+    MapReduceApp,
+    MRJobStatus,
+    MRPhase,
+    MRPhaseKind,
+    MRTaskColumns,
+    MRTaskStatus,
+    canonical_group,
+)
+from analyzer.appmodel.redaction import Redactor
+from analyzer.appmodel.spark import ParseStats
+from fetchers.hadoop_conf import ConfError, read_conf_xml
+
+__all__ = (
+    "JhistError",
+    "JobHistoryFiles",
+    "JobIndex",
+    "MapReduceReadOutcome",
+    "build_job",
+    "done_day_directory",
+    "find_history_files",
+    "history_subdirectory",
+    "locate_history_files",
+    "parse_index_name",
+    "read_job",
+    "read_job_stream",
+    "read_jobs",
+    "serial_directory",
+)
+
+HEADER: Final = b"Avro-Json"
+CHUNK_SIZE: Final = 1 << 20
+MAX_LINE_BYTES: Final = 64 << 20  # a real event line is a few KB (a long stack trace at most)
+MAX_REASONS_PER_PHASE: Final = 1000
+MAX_REASON_CHARS: Final = 8192
+MAX_DIAGNOSTICS_CHARS: Final = 65536
+_MAX_LISTED_PROBLEMS: Final = 5
+_MAX_UNKNOWN_NAMES: Final = 50  # a hostile file must not grow ParseStats without bound
+CONF_SUFFIX: Final = "_conf.xml"
+JHIST_SUFFIX: Final = ".jhist"
+
+
+class JhistError(Exception):
+    """The file cannot be read as a job history at all (one line)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobIndex:
+    """What the JobHistory Server encodes in a done file's name:
+    ``jobId-submitTime-user-jobName-finishTime-maps-reduces-status-queue[-startTime].jhist``."""
+
+    job_id: str
+    submit_ms: int
+    user: str
+    job_name: str
+    finish_ms: int
+    maps: int
+    reduces: int
+    status: str
+    queue: str
+    start_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobHistoryFiles:
+    jhist: Path
+    conf: Path | None
+    job_id: str | None  # from the file name; None when the name does not start with a job id
+    index: JobIndex | None
+
+
+@dataclass(frozen=True)
+class MapReduceReadOutcome:
+    source: str  # the file or directory read
+    app: MapReduceApp | None
+    error: str | None  # one clear line when the history could not be read at all
+
+
+# ---- file names and layouts ----------------------------------------------------------------------------------
+
+
+def parse_index_name(filename: str) -> JobIndex | None:
+    """The fields of a done file's name (Hadoop's FileNameIndexUtils), or None when it is not such a name.
+
+    Fields are URL-encoded with ``-`` escaped as ``%2D`` (so ``Sleep+job`` is "Sleep job").
+    """
+    if not filename.endswith(JHIST_SUFFIX):
+        return None
+    fields = filename[: -len(JHIST_SUFFIX)].split("-")
+    if len(fields) not in (9, 10) or not fields[0].startswith("job_"):
+        return None
+    try:
+        values = [unquote_plus(f) for f in fields]
+        return JobIndex(
+            job_id=values[0],
+            submit_ms=int(values[1]),
+            user=values[2],
+            job_name=values[3],
+            finish_ms=int(values[4]),
+            maps=int(values[5]),
+            reduces=int(values[6]),
+            status=values[7],
+            queue=values[8],
+            start_ms=int(values[9]) if len(values) == 10 else None,
+        )
+    except ValueError:
+        return None
+
+
+def _job_id_of(filename: str) -> str | None:
+    stem = filename[: -len(JHIST_SUFFIX)] if filename.endswith(JHIST_SUFFIX) else filename
+    head = stem.split("-", 1)[0]
+    parts = head.split("_")
+    if len(parts) == 3 and parts[0] == "job" and parts[1].isdigit() and parts[2].isdigit():
+        return head
+    return None
+
+
+def _zone(tz: str | tzinfo | None) -> tzinfo | None:
+    if tz is None or isinstance(tz, tzinfo):
+        return tz
+    try:
+        return ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"unknown time zone {tz!r}") from exc
+
+
+def done_day_directory(finish_ms: int, tz: str | tzinfo | None = None) -> str:
+    """``yyyy/MM/dd`` of the done directory the JobHistory Server files a job under, from its finish time.
+
+    Hadoop computes it with ``Calendar.getInstance()`` (``JobHistoryUtils.timestampDirectoryComponent``), i.e.
+    in the default time zone of the JobHistory Server's JVM (``-Duser.timezone`` or the host's TZ); no Hadoop
+    property sets it. Dr. Elephant used its own JVM's zone (or a fixed ``history_server_time_zone``) and missed
+    jobs near midnight. Pass the server's zone as ``tz`` (an IANA name such as ``"America/Los_Angeles"`` or a
+    tzinfo); None means the zone of the machine running Hindsight, which is right when both run on hosts set
+    alike. :func:`locate_history_files` also probes the neighbouring days, so a wrong zone costs a lookup, not a job.
+    """
+    zone = _zone(tz)
+    moment = datetime.fromtimestamp(finish_ms / 1000, tz=UTC)
+    local = moment.astimezone(zone) if zone is not None else moment.astimezone()
+    return f"{local.year:04d}/{local.month:02d}/{local.day:02d}"
+
+
+def serial_directory(job_id: str) -> str:
+    """The ``NNNNNN`` part: the job's sequence number as 9 digits, first 6 kept (1000 jobs per directory)."""
+    try:
+        serial = int(job_id.rsplit("_", 1)[1])
+    except (IndexError, ValueError) as exc:
+        raise ValueError(f"not a job id: {job_id!r}") from exc
+    return f"{serial:09d}"[:6]
+
+
+def history_subdirectory(job_id: str, finish_ms: int, tz: str | tzinfo | None = None) -> str:
+    """``yyyy/MM/dd/NNNNNN``: where under the done directory a finished job's files are."""
+    return f"{done_day_directory(finish_ms, tz)}/{serial_directory(job_id)}"
+
+
+def _files_in(directory: Path, job_id: str) -> JobHistoryFiles | None:
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return None
+    for name in names:
+        if name.endswith(JHIST_SUFFIX) and (name.startswith(f"{job_id}-") or name == f"{job_id}{JHIST_SUFFIX}"):
+            conf = directory / f"{job_id}{CONF_SUFFIX}"
+            return JobHistoryFiles(directory / name, conf if conf.is_file() else None, job_id, parse_index_name(name))
+    return None
+
+
+def locate_history_files(
+    done_dir: Path,
+    job_id: str,
+    finish_ms: int | None = None,
+    *,
+    tz: str | tzinfo | None = None,
+    intermediate_dir: Path | None = None,
+    user: str | None = None,
+) -> JobHistoryFiles | None:
+    """Find one job's files as the JobHistory Server lays them out, or None.
+
+    Looks in ``done_dir/<yyyy/MM/dd of finish_ms in tz>/<serial>/``, then the day before and after (a zone
+    mismatch moves a job by at most a day), then ``intermediate_dir/<user>/`` (every user directory when
+    ``user`` is None) for jobs the server has not moved yet.
+    """
+    serial = serial_directory(job_id)
+    if finish_ms is not None:
+        day_ms = 86_400_000
+        for shift in (0, -day_ms, day_ms):
+            found = _files_in(done_dir / done_day_directory(finish_ms + shift, tz) / serial, job_id)
+            if found:
+                return found
+    if intermediate_dir is not None:
+        if user is not None:
+            return _files_in(intermediate_dir / user, job_id)
+        try:
+            users = sorted(p for p in intermediate_dir.iterdir() if p.is_dir())
+        except OSError:
+            return None
+        for user_dir in users:
+            found = _files_in(user_dir, job_id)
+            if found:
+                return found
+    return None
+
+
+def find_history_files(path: Path) -> tuple[list[JobHistoryFiles], list[str]]:
+    """Every ``.jhist`` file at or under ``path`` (a file, any directory, a done or done_intermediate tree), each
+    with its ``<jobid>_conf.xml`` when one sits next to it; plus one error line per problem."""
+    if path.is_file():
+        job_id = _job_id_of(path.name)
+        conf = path.with_name(f"{job_id}{CONF_SUFFIX}") if job_id else None
+        return [
+            JobHistoryFiles(path, conf if conf and conf.is_file() else None, job_id, parse_index_name(path.name))
+        ], []
+    if not path.is_dir():
+        return [], [f"{path}: no such file or directory"]
+    found: list[JobHistoryFiles] = []
+    errors: list[str] = []
+
+    def onerror(error: OSError) -> None:
+        errors.append(f"{error.filename}: cannot list ({error.strerror or error})")
+
+    for root, dirs, files in os.walk(path, onerror=onerror):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        names = set(files)
+        for name in sorted(files):
+            if name.startswith(".") or not name.endswith(JHIST_SUFFIX):
+                continue  # hidden files include Hadoop's local-FS .crc checksums
+            job_id = _job_id_of(name)
+            conf_name = f"{job_id}{CONF_SUFFIX}" if job_id else None
+            conf = Path(root) / conf_name if conf_name and conf_name in names else None
+            found.append(JobHistoryFiles(Path(root) / name, conf, job_id, parse_index_name(name)))
+    if not found and not errors:
+        errors.append(f"{path}: no .jhist job-history files found")
+    return found, errors
+
+
+# ---- reading --------------------------------------------------------------------------------------------------
+
+
+def read_jobs(path: Path, redaction_patterns: Sequence[str] = ()) -> Iterator[MapReduceReadOutcome]:
+    """One outcome per job-history file under ``path``; raises ValueError only for an invalid redaction pattern."""
+    Redactor(redaction_patterns)  # an invalid pattern fails here, before any job is read
+    files, errors = find_history_files(path)
+    for error in errors:
+        yield MapReduceReadOutcome(source=str(path), app=None, error=error)
+    for job_files in files:
+        source = str(job_files.jhist)
+        try:
+            app = read_job(job_files, redaction_patterns)
+        except JhistError as exc:
+            yield MapReduceReadOutcome(source=source, app=None, error=str(exc))
+            continue
+        yield MapReduceReadOutcome(source=source, app=app, error=None)
+
+
+def read_job(files: JobHistoryFiles, redaction_patterns: Sequence[str] = ()) -> MapReduceApp:
+    """One job from its files. JhistError when the history cannot be opened or is not a job history; a conf that
+    is missing or unreadable only adds a warning."""
+    path = files.jhist
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise JhistError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    with fh:
+        app = read_job_stream(fh, source=str(path))
+    index = files.index
+    if index is not None:  # a history cut before JOB_SUBMITTED still has its file name
+        app.job_id = app.job_id or index.job_id
+        app.user = app.user or index.user
+        app.name = app.name or index.job_name
+        app.queue = app.queue or index.queue
+        app.submit_ms = app.submit_ms if app.submit_ms is not None else index.submit_ms
+    app.job_id = app.job_id or files.job_id or ""
+    conf_path = files.conf
+    if conf_path is None and app.job_id:
+        candidate = path.with_name(f"{app.job_id}{CONF_SUFFIX}")
+        conf_path = candidate if candidate.is_file() else None
+    if conf_path is None:
+        app.warnings.append(f"{path.name}: no {CONF_SUFFIX} next to it; the job's configuration is unknown")
+    else:
+        try:
+            conf = read_conf_xml(conf_path, redaction_patterns)
+        except ConfError as exc:
+            app.warnings.append(f"configuration not read: {exc}")
+        else:
+            app.conf = conf.properties
+            app.warnings.extend(conf.warnings)
+    return app
+
+
+def read_job_stream(stream: IO[bytes], *, source: str, conf: dict[str, str] | None = None) -> MapReduceApp:
+    """One job from a binary stream of its history (a file, or a WebHDFS response body), read in bounded chunks.
+    ``conf`` as for :func:`build_job`. JhistError when it is not a job history; an OSError while reading ends
+    the job early (partial, with a warning)."""
+    builder = JhistBuilder(source=source)
+    try:
+        builder.feed(_lines(stream, builder))
+    except OSError as exc:
+        builder.report(f"read failed ({exc.strerror or exc}); the rest of the history is missing", partial=True)
+    app = builder.finish()
+    if app.stats.events == 0:
+        raise JhistError(f"{source}: no job-history events (empty or not a .jhist file)")
+    if conf is not None:
+        app.conf = conf
+    return app
+
+
+def build_job(lines: Iterable[bytes], *, source: str, conf: dict[str, str] | None = None) -> MapReduceApp:
+    """One job from the lines of its history (bytes, with or without newlines), e.g. streamed over WebHDFS.
+    ``conf`` is an already resolved and redacted configuration (``fetchers.hadoop_conf``). JhistError when the
+    lines are not a job history."""
+    builder = JhistBuilder(source=source)
+    builder.feed(lines)
+    app = builder.finish()
+    if conf is not None:
+        app.conf = conf
+    return app
+
+
+def _lines(fh: IO[bytes], builder: JhistBuilder) -> Iterator[bytes]:
+    """Lines of a binary file, in bounded chunks; a torn last line is still yielded (the parser judges it)."""
+    pending: list[bytes] = []  # pieces of a line spanning chunks
+    pending_size = 0
+    oversized = False  # dropping the rest of a line too long to be an event
+    while chunk := fh.read(CHUNK_SIZE):
+        builder.stats.bytes_read += len(chunk)
+        last = chunk.rfind(b"\n")
+        if last < 0:
+            if not oversized:
+                pending.append(chunk)
+                pending_size += len(chunk)
+                if pending_size > MAX_LINE_BYTES:
+                    builder.report(f"a line longer than {MAX_LINE_BYTES >> 20} MiB was skipped", partial=True)
+                    builder.stats.malformed_lines += 1
+                    oversized, pending, pending_size = True, [], 0
+            continue
+        pieces = chunk[:last].split(b"\n")
+        if oversized:
+            del pieces[0]
+            oversized = False
+        elif pending:
+            pieces[0] = b"".join((*pending, pieces[0]))
+        yield from pieces
+        rest = chunk[last + 1 :]
+        pending, pending_size = ([rest], len(rest)) if rest else ([], 0)
+    if pending and not oversized:
+        builder.unterminated = True  # set before the line is parsed: a torn last line makes the model partial
+        yield b"".join(pending)
+
+
+# ---- the builder ------------------------------------------------------------------------------------------------
+
+_COLUMN_INDEX: Final = {name: i for i, (name, _) in enumerate(MR_TASK_COLUMNS)}
+_HAS_SUCCESS: Final = len(MR_TASK_COLUMNS)  # internal column: an attempt of the task succeeded
+# Internal columns: bit n set when attempt n of the task was seen started / ended. A recovered job's new AM logs
+# its predecessor's events again; these keep them from being counted twice without a set of attempt ids.
+_STARTED_BITS: Final = _HAS_SUCCESS + 1
+_ENDED_BITS: Final = _HAS_SUCCESS + 2
+_WIDTH: Final = _HAS_SUCCESS + 3
+_MAX_BIT: Final = 62  # attempt numbers above it (a recovered AM numbers its attempts from 1000) go to a set
+_C_INDEX: Final = _COLUMN_INDEX["index"]
+_C_ATTEMPT: Final = _COLUMN_INDEX["attempt"]
+_C_STATUS: Final = _COLUMN_INDEX["status"]
+_C_TASK_START: Final = _COLUMN_INDEX["task_start_ms"]
+_C_TASK_FINISH: Final = _COLUMN_INDEX["task_finish_ms"]
+_C_START: Final = _COLUMN_INDEX["start_ms"]
+_C_FINISH: Final = _COLUMN_INDEX["finish_ms"]
+_C_DURATION: Final = _COLUMN_INDEX["duration_ms"]
+_C_MAP_FINISH: Final = _COLUMN_INDEX["map_finish_ms"]
+_C_SHUFFLE_FINISH: Final = _COLUMN_INDEX["shuffle_finish_ms"]
+_C_SORT_FINISH: Final = _COLUMN_INDEX["sort_finish_ms"]
+_TIMES_END: Final = _C_SORT_FINISH + 1
+_TIME_COLUMNS: Final = (_C_START, _C_FINISH, _C_DURATION, _C_MAP_FINISH, _C_SHUFFLE_FINISH, _C_SORT_FINISH)
+if tuple(range(_C_START, _TIMES_END)) != _TIME_COLUMNS:  # _attempt_end writes these as one slice
+    raise RuntimeError("MR_TASK_COLUMNS reordered: the attempt time columns must stay adjacent")
+_C_ATTEMPTS: Final = _COLUMN_INDEX["attempts"]
+_C_FAILED: Final = _COLUMN_INDEX["failed_attempts"]
+_C_KILLED: Final = _COLUMN_INDEX["killed_attempts"]
+_C_HOST: Final = _COLUMN_INDEX["host"]
+_C_HAS_COUNTERS: Final = _COLUMN_INDEX["has_counters"]
+_COUNTER_INDEX: Final = {key: _COLUMN_INDEX[column] for key, column in COUNTER_COLUMNS.items()}
+_FIRST_COUNTER: Final = min(_COUNTER_INDEX.values())
+_MAX_RESERVED_ROWS: Final = 1 << 16
+_NO_TASK_STATUS: Final = -1  # internal: no task-end event yet
+
+_ATTEMPT_STARTED: Final = frozenset({"MAP_ATTEMPT_STARTED", "REDUCE_ATTEMPT_STARTED"})
+_ATTEMPT_FINISHED: Final = frozenset({"MAP_ATTEMPT_FINISHED", "REDUCE_ATTEMPT_FINISHED"})
+_ATTEMPT_UNSUCCESSFUL: Final = frozenset(
+    {"MAP_ATTEMPT_FAILED", "MAP_ATTEMPT_KILLED", "REDUCE_ATTEMPT_FAILED", "REDUCE_ATTEMPT_KILLED"}
+)
+_JOB_UNSUCCESSFUL: Final = frozenset({"JOB_FAILED", "JOB_KILLED", "JOB_ERROR"})
+_TASK_EVENTS: Final = frozenset(
+    {"TASK_STARTED", "TASK_FINISHED", "TASK_FAILED", *_ATTEMPT_STARTED, *_ATTEMPT_FINISHED, *_ATTEMPT_UNSUCCESSFUL}
+)
+_SKIPPED_EVENTS: Final = frozenset(
+    {
+        "TASK_UPDATED",
+        "NORMALIZED_RESOURCE",
+        "JOB_STATUS_CHANGED",
+        *(
+            f"{kind}_ATTEMPT_{what}"
+            for kind in ("SETUP", "CLEANUP")
+            for what in ("STARTED", "FINISHED", "FAILED", "KILLED")
+        ),
+    }
+)
+_PHASE_OF_TYPE: Final = {"MAP": MRPhaseKind.MAP, "REDUCE": MRPhaseKind.REDUCE}
+_PHASE_OF_LETTER: Final = {"m": MRPhaseKind.MAP, "r": MRPhaseKind.REDUCE}
+
+# Keys each event may carry, across Hadoop 0.23 to 3.x; anything else is counted in ParseStats.unknown_keys
+# (checked on the first event of each type: a writer's schema does not change within a file).
+_ATTEMPT_END_KEYS: Final = frozenset(
+    {
+        "taskid",
+        "attemptId",
+        "taskType",
+        "taskStatus",
+        "finishTime",
+        "hostname",
+        "port",
+        "rackname",
+        "state",
+        "counters",
+        "clockSplits",
+        "cpuUsages",
+        "vMemKbytes",
+        "physMemKbytes",
+        "startTime",
+    }
+)
+_KNOWN_KEYS: Final[dict[str, frozenset[str]]] = {
+    "AM_STARTED": frozenset(
+        {
+            "applicationAttemptId",
+            "startTime",
+            "containerId",
+            "nodeManagerHost",
+            "nodeManagerPort",
+            "nodeManagerHttpPort",
+        }
+    ),
+    "JOB_SUBMITTED": frozenset(
+        {
+            "jobid",
+            "jobName",
+            "userName",
+            "submitTime",
+            "jobConfPath",
+            "acls",
+            "jobQueueName",
+            "workflowId",
+            "workflowName",
+            "workflowNodeName",
+            "workflowAdjacencies",
+            "workflowTags",
+            "priority",
+        }
+    ),
+    "JOB_INITED": frozenset({"jobid", "launchTime", "totalMaps", "totalReduces", "jobStatus", "uberized"}),
+    "JOB_INFO_CHANGED": frozenset({"jobid", "submitTime", "launchTime"}),
+    "JOB_QUEUE_CHANGED": frozenset({"jobid", "jobQueueName"}),
+    "JOB_PRIORITY_CHANGED": frozenset({"jobid", "priority"}),
+    "JOB_FINISHED": frozenset(
+        {
+            "jobid",
+            "finishTime",
+            "finishedMaps",
+            "finishedReduces",
+            "failedMaps",
+            "failedReduces",
+            "killedMaps",
+            "killedReduces",
+            "totalCounters",
+            "mapCounters",
+            "reduceCounters",
+        }
+    ),
+    "TASK_STARTED": frozenset({"taskid", "taskType", "startTime", "splitLocations"}),
+    "TASK_FINISHED": frozenset({"taskid", "taskType", "finishTime", "status", "counters", "successfulAttemptId"}),
+    "TASK_FAILED": frozenset(
+        {"taskid", "taskType", "finishTime", "error", "failedDueToAttempt", "status", "counters", "startTime"}
+    ),
+    **{
+        name: frozenset(
+            {
+                "taskid",
+                "taskType",
+                "attemptId",
+                "startTime",
+                "trackerName",
+                "httpPort",
+                "shufflePort",
+                "containerId",
+                "locality",
+                "avataar",
+            }
+        )
+        for name in _ATTEMPT_STARTED
+    },
+    "MAP_ATTEMPT_FINISHED": _ATTEMPT_END_KEYS | {"mapFinishTime"},
+    "REDUCE_ATTEMPT_FINISHED": _ATTEMPT_END_KEYS | {"shuffleFinishTime", "sortFinishTime"},
+    **{
+        name: frozenset(_ATTEMPT_END_KEYS - {"taskStatus", "state"} | {"status", "error"})
+        for name in _ATTEMPT_UNSUCCESSFUL
+    },
+    **{
+        name: frozenset(
+            {
+                "jobid",
+                "finishTime",
+                "finishedMaps",
+                "finishedReduces",
+                "failedMaps",
+                "failedReduces",
+                "killedMaps",
+                "killedReduces",
+                "jobStatus",
+                "diagnostics",
+            }
+        )
+        for name in _JOB_UNSUCCESSFUL
+    },
+}
+
+
+class BadEvent(Exception):
+    """An event that lacks what the model needs."""
+
+
+# Typed fast path (msgspec) for the per-task events, nearly every line of a history: only the fields used are
+# declared, everything else (progress splits, display names, ...) is skipped while decoding. A line that does not
+# fit (a wrapped union, a missing field, not JSON) goes to the tolerant orjson path, which reads any shape.
+_MAX_VALUE: Final = 1 << 60  # larger numbers are junk; bounding them keeps sums inside int64
+_ABSENT: Final = -(1 << 62)
+_Value = Annotated[int, msgspec.Meta(ge=-_MAX_VALUE, le=_MAX_VALUE)]
+
+
+class _Count(msgspec.Struct, gc=False):
+    name: str
+    value: _Value
+
+
+class _Group(msgspec.Struct, gc=False):
+    name: str
+    counts: list[_Count]
+
+
+class _JhCounters(msgspec.Struct, gc=False):
+    groups: list[_Group]
+
+
+class _TaskEvent(msgspec.Struct, gc=False):
+    taskid: str
+    taskType: str = ""
+    attemptId: str = ""
+    startTime: _Value = _ABSENT
+    finishTime: _Value = _ABSENT
+    trackerName: str = ""
+    hostname: str = ""
+    taskStatus: str = ""
+    status: str = ""
+    error: str = ""
+    mapFinishTime: _Value = 0
+    shuffleFinishTime: _Value = 0
+    sortFinishTime: _Value = 0
+    counters: _JhCounters | None = None
+
+
+class _Envelope(msgspec.Struct, gc=False):
+    type: str
+    event: dict[str, _TaskEvent]
+
+
+_DECODER: Final = msgspec.json.Decoder(_Envelope)
+
+
+def _typed_counters(counters: _JhCounters) -> Iterator[tuple[str, str, int]]:
+    """Lazily: a task's end repeats its winning attempt's counters, which are then not read again."""
+    return (
+        (canonical_group(group.name), count.name, count.value) for group in counters.groups for count in group.counts
+    )
+
+
+def _id_number(identifier: str, what: str) -> int:
+    """The number after the last ``_`` of a task or attempt id (it fits the int32 columns)."""
+    try:
+        number = int(identifier.rsplit("_", 1)[1])
+    except (IndexError, ValueError):
+        number = -1
+    if not 0 <= number < 1 << 31:
+        raise BadEvent(f"not {what} id: {identifier[:100]!r}")
+    return number
+
+
+def _attempt_number(attempt_id: str) -> int:
+    return _id_number(attempt_id, "an attempt")
+
+
+def _opt(value: Any) -> Any:
+    """An Avro union value, bare or wrapped ({"string": "x"}); None stays None."""
+    if type(value) is dict and len(value) == 1:
+        return next(iter(value.values()))
+    return value
+
+
+def _text(value: Any) -> str:
+    if type(value) is str:  # the common case first: this runs several times per event
+        return value
+    value = _opt(value)
+    return value if isinstance(value, str) else ""
+
+
+def _int(value: Any) -> int:
+    value = _opt(value)
+    if type(value) is not int or not -_MAX_VALUE <= value <= _MAX_VALUE:
+        raise BadEvent(f"expected an integer, got {type(value).__name__}")
+    return value
+
+
+def _int_or(value: Any, default: int) -> int:
+    value = _opt(value)
+    return value if type(value) is int and -_MAX_VALUE <= value <= _MAX_VALUE else default
+
+
+def _counter_groups(counters: Any) -> Iterator[tuple[str, str, int]]:
+    """(canonical group, counter, value) of an Avro JhCounters record; malformed entries are skipped."""
+    if not (isinstance(counters, dict) and "groups" in counters):
+        counters = _opt(counters)  # a union-wrapped record
+    if not isinstance(counters, dict):
+        return
+    groups = counters.get("groups")
+    if not isinstance(groups, list):
+        return
+    for group in groups:
+        if not isinstance(group, dict):
+            continue
+        name = group.get("name")
+        counts = group.get("counts")
+        if not isinstance(name, str) or not isinstance(counts, list):
+            continue
+        canonical = canonical_group(name)
+        for count in counts:
+            if isinstance(count, dict):
+                counter, value = count.get("name"), count.get("value")
+                if type(value) is int and type(counter) is str and -_MAX_VALUE <= value <= _MAX_VALUE:
+                    yield canonical, counter, value
+
+
+def _counters_dict(counters: Any) -> Counters:
+    result: Counters = {}
+    for group, name, value in _counter_groups(counters):
+        result.setdefault(group, {})[name] = value
+    return result
+
+
+class _Phase:
+    """Growing task matrix of one phase: one int64 row per task, columns as MR_TASK_COLUMNS (+ internal ones)."""
+
+    __slots__ = ("data", "kind", "reasons", "reasons_dropped", "rows", "size")
+
+    def __init__(self, kind: MRPhaseKind) -> None:
+        self.kind = kind
+        self.rows: dict[str, int] = {}  # task id -> row
+        self.data = np.zeros((0, _WIDTH), dtype=np.int64)
+        self.size = 0
+        self.reasons: dict[int, str] = {}
+        self.reasons_dropped = 0
+
+    def reserve(self, capacity: int) -> None:
+        if capacity > self.data.shape[0]:
+            grown = np.zeros((capacity, _WIDTH), dtype=np.int64)
+            grown[: self.size] = self.data[: self.size]
+            self.data = grown
+
+    def row(self, task_id: str) -> int:
+        row = self.rows.get(task_id)
+        if row is not None:
+            return row
+        index = _id_number(task_id, "a task")
+        row = self.size
+        if row >= self.data.shape[0]:
+            self.reserve(max(16, 2 * self.data.shape[0]))
+        values = self.data[row]
+        values[_C_INDEX] = index
+        values[_C_ATTEMPT] = -1
+        values[_C_HOST] = -1
+        values[_C_STATUS] = _NO_TASK_STATUS
+        self.rows[task_id] = row
+        self.size += 1
+        return row
+
+    def reason(self, row: int, text: str, *, replace: bool) -> None:
+        if not text or (row in self.reasons and not replace):
+            return
+        if row not in self.reasons and len(self.reasons) >= MAX_REASONS_PER_PHASE:
+            self.reasons_dropped += 1
+            return
+        self.reasons[row] = text[:MAX_REASON_CHARS]
+
+    def columns(self) -> MRTaskColumns:
+        data = self.data[: self.size]
+        status = data[:, _C_STATUS].copy()
+        pending = status == _NO_TASK_STATUS
+        status[pending] = np.where(data[pending, _HAS_SUCCESS] != 0, MRTaskStatus.SUCCEEDED, MRTaskStatus.INCOMPLETE)
+        order = np.argsort(data[:, _C_INDEX], kind="stable")
+        columns: dict[str, Any] = {}
+        for name, i in _COLUMN_INDEX.items():
+            columns[name] = (status if i == _C_STATUS else data[:, i])[order]
+        position = np.empty_like(order)
+        position[order] = np.arange(len(order))
+        reasons = {int(position[row]): text for row, text in self.reasons.items()}
+        return MRTaskColumns.from_columns(columns, reasons)
+
+
+class JhistBuilder:
+    """Feed it every line of one history file (header included), then ``finish()``."""
+
+    def __init__(self, *, source: str) -> None:
+        self.app = MapReduceApp(job_id="", source=source)
+        self.stats: ParseStats = self.app.stats
+        self.phases = {MRPhaseKind.MAP: _Phase(MRPhaseKind.MAP), MRPhaseKind.REDUCE: _Phase(MRPhaseKind.REDUCE)}
+        self.declared = {MRPhaseKind.MAP: 0, MRPhaseKind.REDUCE: 0}
+        self.hosts: dict[str, int] = {}
+        self.attempt_starts: dict[str, tuple[int, int]] = {}  # attempt id -> (start ms, host) until it ends
+        self.partial = False
+        self.unterminated = False
+        self.torn_tail = False
+        self.job_ended = False
+        self._line_no = 0
+        self._seen_types: set[str] = set()
+        self._problems: list[str] = []
+        self._problem_count = 0
+        self._high_attempts: set[tuple[int, str]] = set()
+
+    def report(self, message: str, *, partial: bool) -> None:
+        self.app.warnings.append(f"{_name(self.app.source)}: {message}")
+        self.partial = self.partial or partial
+
+    # -- lines
+
+    def feed(self, lines: Iterable[bytes]) -> None:
+        for line in lines:
+            self._line_no += 1
+            if self._line_no == 1:
+                self._header(line)
+                continue
+            if not line or (len(line) < 4 and not line.strip()):
+                continue
+            self.stats.lines += 1
+            try:
+                envelope: _Envelope | None = _DECODER.decode(line)
+            except (msgspec.DecodeError, ValueError):  # not JSON (or not UTF-8), or not a usual per-task event
+                envelope = None
+            if (
+                envelope is not None
+                and envelope.type in _TASK_EVENTS
+                and envelope.type in self._seen_types
+                and len(envelope.event) == 1
+            ):
+                # (the first event of each type takes the tolerant path, which also checks its keys)
+                try:
+                    if self._fast(envelope.type, next(iter(envelope.event.values()))):
+                        continue
+                except BadEvent:
+                    pass  # checked before anything changed: the tolerant path reads it again and reports it
+            try:
+                event = orjson.loads(line)
+                etype = event.get("type")
+                body = event.get("event")
+            except (ValueError, AttributeError):  # orjson's JSONDecodeError is a ValueError, as is bad UTF-8
+                event = etype = body = None
+            if etype == "record":  # the Avro schema line
+                continue
+            payload = _opt(body) if isinstance(body, dict) else None
+            if not isinstance(etype, str) or not isinstance(payload, dict):
+                self.stats.malformed_lines += 1
+                if self.unterminated:
+                    self.torn_tail = True
+                continue
+            try:
+                self._event(etype, payload)
+            except (BadEvent, KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+                self.stats.malformed_lines += 1
+                self._problem_count += 1
+                if len(self._problems) < _MAX_LISTED_PROBLEMS:
+                    self._problems.append(f"line {self._line_no} ({etype[:80]}): {str(exc)[:200]}")
+
+    def _header(self, line: bytes) -> None:
+        head = line.strip()
+        if head == HEADER:
+            return
+        if head.startswith(b"Obj\x01"):
+            raise JhistError(f"{self.app.source}: binary Avro job history is not supported (only Avro-Json)")
+        if head.startswith(b"{"):
+            self.report("no Avro-Json header line; read as events anyway", partial=False)
+            self._line_no = 1
+            self.feed([line])
+            return
+        raise JhistError(f"{self.app.source}: not a job-history file (no Avro-Json header)")
+
+    # -- events
+
+    def _event(self, etype: str, e: dict[str, Any]) -> None:
+        if etype not in self._seen_types:
+            self._seen_types.add(etype)
+            self._check_keys(etype, e)
+        if etype in _TASK_EVENTS:
+            self._task_event(etype, e)
+            return
+        if etype == "JOB_SUBMITTED":
+            self._job_submitted(e)
+        elif etype == "JOB_INITED":
+            app = self.app
+            app.launch_ms = _int(e["launchTime"])
+            app.uberized = bool(_opt(e.get("uberized")))
+            for kind, key in ((MRPhaseKind.MAP, "totalMaps"), (MRPhaseKind.REDUCE, "totalReduces")):
+                total = max(0, _int_or(e.get(key), 0))
+                self.declared[kind] = total
+                self.phases[kind].reserve(min(total, _MAX_RESERVED_ROWS))  # a false claim must not allocate
+        elif etype == "JOB_INFO_CHANGED":
+            submit, launch = _int_or(e.get("submitTime"), 0), _int_or(e.get("launchTime"), 0)
+            if submit > 0:
+                self.app.submit_ms = submit
+            if launch > 0:
+                self.app.launch_ms = launch
+        elif etype == "JOB_FINISHED":
+            self._job_end(e, MRJobStatus.SUCCEEDED)
+            self.app.counters = _counters_dict(e.get("totalCounters"))
+            self.app.map_counters = _counters_dict(e.get("mapCounters"))
+            self.app.reduce_counters = _counters_dict(e.get("reduceCounters"))
+        elif etype in _JOB_UNSUCCESSFUL:
+            status = _text(e.get("jobStatus")).upper() or etype.removeprefix("JOB_")
+            self._job_end(e, MRJobStatus.KILLED if status == "KILLED" else MRJobStatus.FAILED)
+            diagnostics = _text(e.get("diagnostics"))
+            if status == "ERROR" and not diagnostics:
+                diagnostics = "the job ended in the ERROR state (an internal error of its ApplicationMaster)"
+            self.app.diagnostics = diagnostics[:MAX_DIAGNOSTICS_CHARS]
+        elif etype == "AM_STARTED":
+            self.app.am_attempts += 1
+            self.app.am_host = _text(e.get("nodeManagerHost"))
+        elif etype == "JOB_QUEUE_CHANGED":
+            self.app.queue = _text(e.get("jobQueueName")) or self.app.queue
+        elif etype == "JOB_PRIORITY_CHANGED":
+            self.app.priority = _text(e.get("priority")) or None
+        elif etype in _SKIPPED_EVENTS:
+            self.stats.skipped_events += 1
+            return
+        else:
+            unknown = self.stats.unknown_events
+            name = etype[:80]
+            if name not in unknown and len(unknown) >= _MAX_UNKNOWN_NAMES:
+                name = "(other)"
+            unknown[name] = unknown.get(name, 0) + 1
+            return
+        self.stats.events += 1
+
+    def _check_keys(self, etype: str, e: dict[str, Any]) -> None:
+        known = _KNOWN_KEYS.get(etype)
+        if known is None:
+            return
+        for key in e:
+            if key not in known:
+                name = f"{etype}.{key}"
+                self.stats.unknown_keys[name] = self.stats.unknown_keys.get(name, 0) + 1
+
+    def _phase(self, task_type: Any, task_id: Any) -> _Phase | None:
+        kind = _PHASE_OF_TYPE.get(task_type if type(task_type) is str else _text(task_type))
+        if kind is None:  # older writers and odd events: the letter in the task id says
+            parts = _text(task_id).split("_")
+            kind = _PHASE_OF_LETTER.get(parts[-2]) if len(parts) >= 3 else None
+        return self.phases[kind] if kind is not None else None
+
+    def _host(self, name: str) -> int:
+        if not name:
+            return -1
+        index = self.hosts.get(name)
+        if index is None:
+            index = self.hosts[name] = len(self.hosts)
+        return index
+
+    def _seen(self, values: np.ndarray[Any, Any], column: int, attempt: tuple[int, str], *, mark: bool) -> bool:
+        """Whether this attempt was already seen started (``column`` _STARTED_BITS) or ended; ``mark`` records it."""
+        number, attempt_id = attempt
+        if 0 <= number <= _MAX_BIT:
+            bit = 1 << number
+            mask = int(values[column])
+            if mark:
+                values[column] = mask | bit
+            return bool(mask & bit)
+        key = (column, attempt_id)
+        seen = key in self._high_attempts
+        if mark:
+            self._high_attempts.add(key)
+        return seen
+
+    # -- per-task events: both paths (typed and tolerant) end in these
+
+    def _task_started(self, phase: _Phase, task_id: str, start: int) -> None:
+        row = phase.row(task_id)  # before touching phase.data: a new row may reallocate it
+        phase.data[row, _C_TASK_START] = start
+
+    def _attempt_started(self, phase: _Phase, task_id: str, attempt_id: str, start: int, tracker: str) -> None:
+        attempt = _attempt_number(attempt_id), attempt_id  # checked before a row is made
+        row = phase.row(task_id)
+        values = phase.data[row]
+        if self._seen(values, _STARTED_BITS, attempt, mark=True):
+            self.stats.skipped_events += 1  # logged again by a recovering AM
+            return
+        if self._seen(values, _ENDED_BITS, attempt, mark=False):
+            return  # its end came first and counted it
+        self.attempt_starts[attempt_id] = (start, self._host(tracker))
+        values[_C_ATTEMPTS] += 1
+
+    def _attempt_ended(
+        self,
+        phase: _Phase,
+        task_id: str,
+        attempt_id: str,
+        *,
+        finish: int,
+        start_hint: int,
+        state: str,
+        hostname: str,
+        phase_ends: tuple[int, int, int],
+        counters: Iterable[tuple[str, str, int]] | None,
+        error: str,
+    ) -> None:
+        attempt = _attempt_number(attempt_id), attempt_id
+        row = phase.row(task_id)
+        values = phase.data[row]
+        if self._seen(values, _ENDED_BITS, attempt, mark=True):
+            self.stats.skipped_events += 1  # logged again by a recovering AM
+            return
+        started = self.attempt_starts.pop(attempt_id, None)
+        if started is None:
+            values[_C_ATTEMPTS] += 1  # its start event is missing (cut or reordered history)
+            start, host = start_hint, -1
+        else:
+            start, host = started
+        succeeded = state == "SUCCEEDED"
+        if state == "KILLED":
+            values[_C_KILLED] += 1
+        elif not succeeded:
+            values[_C_FAILED] += 1
+        if values[_HAS_SUCCESS]:
+            return  # the winning attempt is kept; later ones (killed speculative attempts) only counted
+        end_host = self._host(hostname)
+        values[_C_ATTEMPT] = attempt[0]
+        values[_C_HOST] = end_host if end_host >= 0 else host
+        values[_C_START:_TIMES_END] = (  # one write for the adjacent time columns
+            start,
+            finish,
+            max(0, finish - start) if start > 0 and finish > 0 else 0,
+            *phase_ends,
+        )
+        self._counters(values, counters)
+        if succeeded:
+            values[_HAS_SUCCESS] = 1
+        else:
+            phase.reason(row, error, replace=True)
+
+    def _counters(self, values: np.ndarray[Any, Any], counters: Iterable[tuple[str, str, int]] | None) -> None:
+        sums = [0] * (_HAS_SUCCESS - _FIRST_COUNTER)  # summed in Python, written to the row at once
+        seen = False
+        for group, name, value in counters or ():
+            column = _COUNTER_INDEX.get((group, name))
+            if column is not None:
+                sums[column - _FIRST_COUNTER] += value
+            seen = True
+        values[_FIRST_COUNTER:_HAS_SUCCESS] = sums
+        values[_C_HAS_COUNTERS] = int(seen)
+
+    def _task_ended(
+        self,
+        phase: _Phase,
+        task_id: str,
+        *,
+        finish: int,
+        succeeded: bool,
+        status: str,
+        counters: Iterable[tuple[str, str, int]] | None,
+        error: str,
+    ) -> None:
+        row = phase.row(task_id)
+        values = phase.data[row]
+        values[_C_TASK_FINISH] = finish
+        if succeeded:
+            values[_C_STATUS] = MRTaskStatus.SUCCEEDED
+            if not values[_C_HAS_COUNTERS] and counters is not None:  # the task's counters are its winner's
+                self._counters(values, counters)
+        else:
+            values[_C_STATUS] = MRTaskStatus.KILLED if status.upper() == "KILLED" else MRTaskStatus.FAILED
+            phase.reason(row, error.removeprefix(", "), replace=False)
+
+    # -- the typed fast path for per-task events
+
+    def _fast(self, etype: str, b: _TaskEvent) -> bool:
+        """Apply one per-task event decoded by msgspec; False when it lacks a value (the tolerant path reports)."""
+        phase = self._phase(b.taskType, b.taskid)
+        if phase is None:
+            return False
+        counters = None if b.counters is None else _typed_counters(b.counters)
+        if etype in _ATTEMPT_FINISHED or etype in _ATTEMPT_UNSUCCESSFUL:
+            if b.finishTime == _ABSENT or not b.attemptId:
+                return False
+            finished = etype in _ATTEMPT_FINISHED
+            state = (b.taskStatus if finished else b.status).upper() or ("SUCCEEDED" if finished else etype[-6:])
+            self._attempt_ended(
+                phase,
+                b.taskid,
+                b.attemptId,
+                finish=b.finishTime,
+                start_hint=max(b.startTime, 0),
+                state=state,
+                hostname=b.hostname,
+                phase_ends=(b.mapFinishTime, b.shuffleFinishTime, b.sortFinishTime),
+                counters=counters,
+                error=b.error,
+            )
+        elif etype in _ATTEMPT_STARTED:
+            if b.startTime == _ABSENT or not b.attemptId:
+                return False
+            self._attempt_started(phase, b.taskid, b.attemptId, b.startTime, b.trackerName)
+        elif etype == "TASK_STARTED":
+            if b.startTime == _ABSENT:
+                return False
+            self._task_started(phase, b.taskid, b.startTime)
+        else:
+            self._task_ended(
+                phase,
+                b.taskid,
+                finish=max(b.finishTime, 0),
+                succeeded=etype == "TASK_FINISHED",
+                status=b.status,
+                counters=counters,
+                error=b.error,
+            )
+        self.stats.events += 1
+        return True
+
+    # -- the tolerant path: any shape, every value checked
+
+    def _task_event(self, etype: str, e: dict[str, Any]) -> None:
+        phase = self._phase(e.get("taskType"), e.get("taskid"))
+        if phase is None:
+            self.stats.skipped_events += 1  # setup and cleanup tasks of old writers
+            return
+        task_id = str(e["taskid"])
+        counters = _counter_groups(e["counters"]) if "counters" in e else None
+        if etype in _ATTEMPT_FINISHED or etype in _ATTEMPT_UNSUCCESSFUL:
+            finished = etype in _ATTEMPT_FINISHED
+            state = _text(e.get("taskStatus" if finished else "status")).upper()
+            self._attempt_ended(
+                phase,
+                task_id,
+                str(e["attemptId"]),
+                finish=_int(e["finishTime"]),
+                start_hint=max(_int_or(e.get("startTime"), 0), 0),
+                state=state or ("SUCCEEDED" if finished else etype[-6:]),
+                hostname=_text(e.get("hostname")),
+                phase_ends=(
+                    _int_or(e.get("mapFinishTime"), 0),
+                    _int_or(e.get("shuffleFinishTime"), 0),
+                    _int_or(e.get("sortFinishTime"), 0),
+                ),
+                counters=counters,
+                error=_text(e.get("error")),
+            )
+        elif etype in _ATTEMPT_STARTED:
+            start = _int(e["startTime"])
+            self._attempt_started(phase, task_id, str(e["attemptId"]), start, _text(e.get("trackerName")))
+        elif etype == "TASK_STARTED":
+            self._task_started(phase, task_id, _int(e["startTime"]))
+        else:
+            self._task_ended(
+                phase,
+                task_id,
+                finish=max(_int_or(e.get("finishTime"), 0), 0),
+                succeeded=etype == "TASK_FINISHED",
+                status=_text(e.get("status")),
+                counters=counters,
+                error=_text(e.get("error")),
+            )
+        self.stats.events += 1
+
+    def _job_submitted(self, e: dict[str, Any]) -> None:
+        app = self.app
+        app.job_id = _text(e.get("jobid")) or app.job_id
+        app.name = _text(e.get("jobName"))
+        app.user = _text(e.get("userName"))
+        app.queue = _text(e.get("jobQueueName"))
+        app.submit_ms = _int(e["submitTime"])
+        priority = _text(e.get("priority"))
+        if priority:
+            app.priority = priority
+        for key in ("workflowId", "workflowName", "workflowNodeName", "workflowAdjacencies", "workflowTags"):
+            value = _text(e.get(key))
+            if value:
+                app.workflow[key] = value
+
+    def _job_end(self, e: dict[str, Any], status: MRJobStatus) -> None:
+        app = self.app
+        app.job_id = app.job_id or _text(e.get("jobid"))
+        app.finish_ms = _int(e["finishTime"])
+        app.status = status
+        self.job_ended = True
+        for phase, prefix in ((app.maps, "Maps"), (app.reduces, "Reduces")):
+            phase.reported_finished = _opt(e.get(f"finished{prefix}"))
+            phase.reported_failed = _opt(e.get(f"failed{prefix}"))
+            phase.reported_killed = _opt(e.get(f"killed{prefix}"))
+            for attr in ("reported_finished", "reported_failed", "reported_killed"):
+                if not isinstance(getattr(phase, attr), int):
+                    setattr(phase, attr, None)
+
+    # -- the end
+
+    def finish(self) -> MapReduceApp:
+        app = self.app
+        stats = self.stats
+        if self._line_no == 0:
+            return app
+        if self._problems:
+            more = self._problem_count - len(self._problems)
+            self.report(
+                f"{self._problem_count} event(s) lacked what the model needs and were skipped: "
+                + "; ".join(self._problems)
+                + (f"; and {more} more" if more > 0 else ""),
+                partial=False,
+            )
+        if stats.malformed_lines and self._problem_count < stats.malformed_lines:
+            self.report(
+                f"{stats.malformed_lines - self._problem_count} line(s) are not JSON events; skipped", partial=False
+            )
+        if self.torn_tail:
+            self.report("the last line is cut short: the file was truncated or is still being written", partial=True)
+        if not self.job_ended and stats.events:
+            self.report(
+                "no JOB_FINISHED, JOB_FAILED or JOB_KILLED event: the history ends early (truncated, or the job "
+                "is still running); the job is INCOMPLETE",
+                partial=True,
+            )
+        if stats.unknown_events:
+            listed = ", ".join(f"{k} x{v}" for k, v in sorted(stats.unknown_events.items()))
+            self.report(f"unknown events skipped: {listed}", partial=False)
+        app.hosts = list(self.hosts)
+        for kind, phase in self.phases.items():
+            model: MRPhase = app.maps if kind is MRPhaseKind.MAP else app.reduces
+            model.tasks = phase.columns()
+            model.total_tasks = max(self.declared[kind], len(model.tasks))
+            if phase.reasons_dropped:
+                self.report(
+                    f"{phase.reasons_dropped} more {kind.value} failure texts not kept "
+                    f"(the first {MAX_REASONS_PER_PHASE} are)",
+                    partial=False,
+                )
+            if len(model.tasks) > self.declared[kind] and self.stats.events and "JOB_INITED" in self._seen_types:
+                self.report(
+                    f"{len(model.tasks)} {kind.value} tasks in the history but the job declared {self.declared[kind]}",
+                    partial=False,
+                )
+        app.partial = self.partial
+        return app
+
+
+def _name(source: str) -> str:
+    return Path(source).name or source
