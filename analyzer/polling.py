@@ -63,6 +63,7 @@ log = logging.getLogger(__name__)
 SWEEP_BATCH: Final = 1000  # claims enqueued per sweep at most: a backlog drains without flooding the broker
 _CREATE_BATCH: Final = 500
 Enqueue = Callable[[int], object]
+OnAnalyzed = Callable[["PollResult", "AnalyzedAppResult"], object]
 
 
 @dataclass(frozen=True)
@@ -156,10 +157,12 @@ def claim_ref(claim: AppClaim) -> AppRef:
 
 
 def claims_record(source: Source, refs: Sequence[AppRef], *, not_before: dt.datetime | None = None) -> list[int]:
-    """Records each listed app attempt once per cluster; the ids of the claims this call created.
+    """Records each listed app attempt once per cluster; the ids of this source's listed claims never tried yet.
 
-    ``not_before`` delays the new claims' first try (set while their messages are being enqueued, so the sweeper
-    leaves them alone); None makes them due at once.
+    Those are the ones this call created and any an earlier listing of the same window created but nobody took
+    yet (a pass that failed after recording them, say): enqueuing one twice is harmless, missing one would leave
+    it to the sweep. ``not_before`` delays their first try (set while their messages are being enqueued, so the
+    sweeper leaves them alone); None makes them due at once.
     """
     created: list[int] = []
     for start in range(0, len(refs), _CREATE_BATCH):
@@ -184,13 +187,13 @@ def claims_record(source: Source, refs: Sequence[AppRef], *, not_before: dt.date
         ]
         # Another poller may record the same app meanwhile: the unique constraint keeps one, this one is skipped.
         AppClaim.objects.bulk_create(new, ignore_conflicts=True)
-        keys = {(claim.app_id, claim.attempt_id) for claim in new}
-        if keys:
-            mine = AppClaim.objects.filter(
-                cluster=source.cluster_id, source=source, app_id__in={app for app, _ in keys}, state=ClaimState.RETRY
-            ).filter(tries=0, claimed_at__isnull=True)
-            rows = mine.values_list("pk", "app_id", "attempt_id")
-            created.extend(pk for pk, app_id, attempt_id in rows if (app_id, attempt_id) in keys)
+        untried = AppClaim.objects.filter(
+            cluster=source.cluster_id, source=source, app_id__in={app for app, _ in batch}, state=ClaimState.RETRY
+        ).filter(tries=0, claimed_at__isnull=True)
+        if not_before is not None:
+            untried.update(next_try_at=not_before)
+        rows = untried.values_list("pk", "app_id", "attempt_id")
+        created.extend(pk for pk, app_id, attempt_id in rows if (app_id, attempt_id) in batch)
     return created
 
 
@@ -220,12 +223,13 @@ def poll_source(
     poller_id: str,
     suite: HeuristicSuite | None = None,
     enqueue: Enqueue | None = None,
+    on_analyzed: OnAnalyzed | None = None,
 ) -> PollResult:
     """One pass over one source: its next window listed and recorded, then the apps due analyzed.
 
     Without ``enqueue`` the due apps of this source (new ones and earlier ones whose retry is due) are analyzed
-    here, one after another. With it, each newly recorded app is handed to ``enqueue(claim_id)`` (a Celery task)
-    and the sweeper takes care of retries.
+    here, one after another, each reported to ``on_analyzed`` as soon as it is stored. With it, each newly
+    recorded app is handed to ``enqueue(claim_id)`` (a Celery task) and the sweeper takes care of retries.
     """
     result = PollResult(cluster=source.cluster.name, backend=source.backend)
     window = poll_window(source, now_ms)
@@ -242,31 +246,46 @@ def poll_source(
             grace = dt.timedelta(seconds=settings.HINDSIGHT_ENQUEUE_GRACE_S)
             new = claims_record(source, refs, not_before=timezone.now() + grace if enqueue else None)
         result.recorded = len(new)
-        result.checkpoint_advanced = checkpoint_advance(source, window[1])
-        if enqueue is not None:
+        if enqueue is not None:  # before the checkpoint: a pass retried after a failure there enqueues them again
             for claim_id in new:
                 enqueue(claim_id)
             result.enqueued = len(new)
+        result.checkpoint_advanced = checkpoint_advance(source, window[1])
     if enqueue is None and source.backend != SourceBackend.YARN_RM:
         if suite is None:
             suite = heuristics.load_suite(user_file=settings.HINDSIGHT_HEURISTICS_FILE)
-        for claim_id in claims_due(source=source):
-            result.add(analyze_claim(claim_id, poller_id=poller_id, suite=suite))
+        # A claim this poller still holds was abandoned by its own earlier pass (the database failed while the
+        # outcome was written): passes run one at a time, so it is taken back now rather than after the lease.
+        for claim_id in claims_due(source=source, poller_id=poller_id):
+            outcome = analyze_claim(claim_id, poller_id=poller_id, suite=suite)
+            result.add(outcome)
+            if on_analyzed is not None and outcome.analyzed is not None:
+                on_analyzed(result, outcome.analyzed)
     return result
 
 
 # Step 2: analysis
 
 
-def claims_due(*, source: Source | None = None, now: dt.datetime | None = None, limit: int | None = None) -> list[int]:
-    """Claims to analyze now, oldest first: waiting with their try due, or held past the lease by a dead worker."""
+def claims_due(
+    *,
+    source: Source | None = None,
+    now: dt.datetime | None = None,
+    limit: int | None = None,
+    poller_id: str | None = None,
+) -> list[int]:
+    """Claims to analyze now, oldest first: waiting with their try due, held past the lease by a dead worker, or
+    held by ``poller_id`` itself (left over from its own pass that failed)."""
     now = now or timezone.now()
     lease = dt.timedelta(seconds=settings.HINDSIGHT_CLAIM_LEASE_S)
-    due = AppClaim.objects.filter(
+    condition = (
         Q(state=ClaimState.RETRY, next_try_at__isnull=True)
         | Q(state=ClaimState.RETRY, next_try_at__lte=now)
         | Q(state=ClaimState.CLAIMED, claimed_at__lt=now - lease)
     )
+    if poller_id is not None:
+        condition |= Q(state=ClaimState.CLAIMED, claimed_by=poller_id[:255])
+    due = AppClaim.objects.filter(condition)
     if source is not None:
         due = due.filter(source=source)
     ids = due.order_by("finished_ms", "pk").values_list("pk", flat=True)
@@ -430,14 +449,16 @@ def _listing_order(source: Source) -> tuple[bool, str, str, int]:
     return (source.backend != SourceBackend.YARN_RM, source.cluster.name, source.backend, source.pk)
 
 
-def poll_sources(*, now_ms: int | None = None, poller_id: str | None = None) -> Iterator[PollResult]:
+def poll_sources(
+    *, now_ms: int | None = None, poller_id: str | None = None, on_analyzed: OnAnalyzed | None = None
+) -> Iterator[PollResult]:
     """One pass over every enabled source of every cluster, one result per source as it is done."""
     suite = heuristics.load_suite(user_file=settings.HINDSIGHT_HEURISTICS_FILE)
     poller = poller_id or default_poller_id()
     sources = sorted(Source.objects.filter(enabled=True).select_related("cluster"), key=_listing_order)
     for source in sources:
         now = now_ms if now_ms is not None else int(timezone.now().timestamp() * 1000)
-        yield poll_source(source, now_ms=now, poller_id=poller, suite=suite)
+        yield poll_source(source, now_ms=now, poller_id=poller, suite=suite, on_analyzed=on_analyzed)
 
 
 def poll_once(*, now_ms: int | None = None, poller_id: str | None = None) -> list[AnalysisReport]:

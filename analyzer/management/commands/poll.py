@@ -140,12 +140,11 @@ class Command(BaseCommand):
     def _pass(self, output_format: str) -> int:
         """One pass over every source; the number of sources that could not be listed."""
         failed = 0
-        for result in poll_sources():
+        # Each app is printed as soon as it is stored: a poller killed mid-pass loses no line of what it stored.
+        for result in poll_sources(on_analyzed=lambda result, done: self._print(result, done, output_format)):
             if result.error is not None:
                 self.error(result.label, result.error)
                 failed += 1
-            for done in result.analyzed:
-                self._print(result, done, output_format)
         return failed
 
     def _print(self, result: PollResult, done: AnalyzedAppResult, output_format: str) -> None:
