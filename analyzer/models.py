@@ -245,6 +245,10 @@ class Source(models.Model):
     last_poll_at = models.DateTimeField(null=True, blank=True)
     last_success_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True, default="")  # secrets masked before it is stored
+    # Apps a server lists late (a History Server still parsing a big log when the window passed) are caught by
+    # listing the last ``relist_lookback_s`` again every few minutes; 0 turns it off. See analyzer.polling.
+    relist_lookback_s = models.PositiveIntegerField(default=3600)
+    relisted_at = models.DateTimeField(null=True, blank=True)
     # What the backend remembers between listings (e.g. logs seen in progress), so a restart forgets nothing.
     backend_state = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -7,7 +7,10 @@ Two steps, each safe to repeat:
    Once the rows exist the checkpoint moves to the window's end: a recorded app cannot be lost, so the next
    listing starts there. A poller restarted mid-window lists the same window again and records nothing twice.
    A yarn-rm source records the ResourceManager's view of each app instead (``analyzer.yarn_join``); the
-   cluster's History Server or event-log directory fetches the app.
+   cluster's History Server or event-log directory fetches the app. MapReduce is the exception: when the cluster
+   has a JobHistory Server (``Cluster.jobhistory_url``), its yarn-rm source also lists the MAPREDUCE apps and
+   records a claim for each, which ``analyze_claim`` fetches from the JobHistory Server (``fetchers.jobhistory``,
+   with the cluster's HTTP settings, those of its yarn-rm source) and stores as ``<cluster>/mapreduce-jobhistory``.
 2. **Analysis** (``analyze_claim``): a worker takes the claim by a conditional UPDATE that changes the row only
    while it is waiting (state ``retry``), or held by a worker that died (its lease ran out), or held by this very
    task (a redelivered message: the broker gave it back because its worker died). Two workers, two sources of
@@ -44,10 +47,13 @@ from django.utils import timezone
 
 import heuristics
 from analyzer import jobinfo, yarn_join
-from analyzer.models import AppClaim, ClaimState, Source, SourceBackend
+from analyzer.appmodel import SparkApp
+from analyzer.appmodel.mapreduce import MapReduceApp
+from analyzer.models import AppClaim, ClaimState, Cluster, Source, SourceBackend
 from analyzer.pipeline import AnalysisReport, HeuristicSuite, analyze
 from analyzer.services import report_store
 from analyzer.sources import (
+    HTTP_PARAMETER_NAMES,
     MAX_ERROR_CHARS,
     SourceConfigError,
     checkpoint_advance,
@@ -56,12 +62,16 @@ from analyzer.sources import (
     poll_window,
     source_backend,
 )
-from fetchers.backends import AppRef, Backend, BackendError
+from fetchers.backends import AppRef, Backend, BackendError, ParameterError
+from fetchers.jobhistory import JobHistoryBackend
+from fetchers.yarn_rm import ResourceManagerBackend
 
 log = logging.getLogger(__name__)
 
 SWEEP_BATCH: Final = 1000  # claims enqueued per sweep at most: a backlog drains without flooding the broker
 _CREATE_BATCH: Final = 500
+MAPREDUCE: Final = "MAPREDUCE"  # the ResourceManager's applicationType of MapReduce jobs
+JOBHISTORY_LABEL: Final = "mapreduce-jobhistory"  # MapReduce apps are stored as <cluster>/mapreduce-jobhistory
 Enqueue = Callable[[int], object]
 OnAnalyzed = Callable[["PollResult", "AnalyzedAppResult"], object]
 
@@ -100,6 +110,7 @@ class PollResult:
     to_retry: list[str] = field(default_factory=list)  # apps whose fetch failed and will be tried again
     busy: list[str] = field(default_factory=list)  # apps another worker is on
     window: tuple[int, int] | None = None
+    late: int = 0  # apps found by re-listing windows already passed (listed late by their server)
     checkpoint_advanced: bool = False
     error: str | None = None  # the listing failed (secrets masked); the checkpoint stayed
 
@@ -201,6 +212,8 @@ def _list(source: Source, window: tuple[int, int], result: PollResult) -> list[A
     """The window's apps, with the backend's state kept; None (and the error recorded) when listing failed."""
     try:
         backend = source_backend(source)
+        if isinstance(backend, ResourceManagerBackend) and mapreduce_enabled(source):
+            backend.application_types.add(MAPREDUCE)  # the cluster's JobHistory Server fetches them
         backend.state = dict(source.backend_state or {})
         refs = backend.list_finished(*window)
     except (BackendError, SourceConfigError, OSError) as error:
@@ -239,19 +252,15 @@ def poll_source(
         if refs is None:
             return result
         result.listed = len(refs)
-        if source.backend == SourceBackend.YARN_RM:
-            yarn_join.views_record(source.cluster, refs)
-            new: list[int] = []
-        else:
-            grace = dt.timedelta(seconds=settings.HINDSIGHT_ENQUEUE_GRACE_S)
-            new = claims_record(source, refs, not_before=timezone.now() + grace if enqueue else None)
+        new = _record(source, refs, enqueue)
         result.recorded = len(new)
+        new.extend(_relist_late(source, now_ms, window[0], enqueue, result))
         if enqueue is not None:  # before the checkpoint: a pass retried after a failure there enqueues them again
             for claim_id in new:
                 enqueue(claim_id)
             result.enqueued = len(new)
         result.checkpoint_advanced = checkpoint_advance(source, window[1])
-    if enqueue is None and source.backend != SourceBackend.YARN_RM:
+    if enqueue is None and (source.backend != SourceBackend.YARN_RM or mapreduce_enabled(source)):
         if suite is None:
             suite = heuristics.load_suite(user_file=settings.HINDSIGHT_HEURISTICS_FILE)
         # A claim this poller still holds was abandoned by its own earlier pass (the database failed while the
@@ -262,6 +271,47 @@ def poll_source(
             if on_analyzed is not None and outcome.analyzed is not None:
                 on_analyzed(result, outcome.analyzed)
     return result
+
+
+def _record(source: Source, refs: Sequence[AppRef], enqueue: Enqueue | None) -> list[int]:
+    if source.backend == SourceBackend.YARN_RM:
+        yarn_join.views_record(source.cluster, refs)
+        refs = mapreduce_refs(source, refs)  # the only apps a yarn-rm source claims
+        if not refs:
+            return []
+    grace = dt.timedelta(seconds=settings.HINDSIGHT_ENQUEUE_GRACE_S)
+    return claims_record(source, refs, not_before=timezone.now() + grace if enqueue else None)
+
+
+def _relist_late(source: Source, now_ms: int, passed_ms: int, enqueue: Enqueue | None, result: PollResult) -> list[int]:
+    """Every few minutes, the source's last ``relist_lookback_s`` before ``passed_ms`` listed again.
+
+    A server may list an app only after its window has passed (a History Server lists a log once it has parsed
+    it, which for a big log can outlast the safety margin); recording is idempotent, so what was already recorded
+    costs nothing and what was missed is recorded now. A failure here is logged and left for the next time.
+    """
+    if source.relist_lookback_s <= 0:
+        return []
+    now = timezone.now()
+    if source.relisted_at is not None and now - source.relisted_at < dt.timedelta(
+        seconds=settings.HINDSIGHT_RELIST_EVERY_S
+    ):
+        return []
+    start_ms = now_ms - source.relist_lookback_s * 1000
+    Source.objects.filter(pk=source.pk).update(relisted_at=now)
+    source.relisted_at = now
+    if start_ms >= passed_ms:
+        return []
+    late = PollResult(cluster=result.cluster, backend=result.backend)
+    refs = _list(source, (start_ms, passed_ms), late)
+    if refs is None:
+        log.warning("%s: re-listing the last %s s failed: %s", result.label, source.relist_lookback_s, late.error)
+        return []
+    found = _record(source, refs, enqueue)
+    result.late = len(found)
+    if found:
+        log.info("%s: %d app(s) listed late by the server recorded now", result.label, len(found))
+    return found
 
 
 # Step 2: analysis
@@ -342,9 +392,7 @@ def analyze_claim(
     try:
         if source is None:
             raise BackendError(f"{key}: the source that listed it was removed", permanent=True)
-        label = f"{claim.cluster.name}/{source.backend}"
-        backend: Backend = source_backend(source)
-        app = backend.fetch(claim_ref(claim))
+        label, app = _fetch(claim, source)
         report = analyze(
             app,
             suite or heuristics.load_suite(user_file=settings.HINDSIGHT_HEURISTICS_FILE),
@@ -367,6 +415,54 @@ def analyze_claim(
         return outcome
     outcome.analyzed = AnalyzedAppResult(report=report, stored_id=stored.pk)
     return outcome
+
+
+def _fetch(claim: AppClaim, source: Source) -> tuple[str, SparkApp | MapReduceApp]:
+    """(stored source label, app model) of a claim: its source's backend fetches it, except a MapReduce app a
+    yarn-rm source recorded, which the cluster's JobHistory Server gives."""
+    if source.backend == SourceBackend.YARN_RM:
+        job = jobhistory_backend(claim.cluster, source).fetch(claim_ref(claim))
+        return f"{claim.cluster.name}/{JOBHISTORY_LABEL}", job
+    backend: Backend = source_backend(source)
+    return f"{claim.cluster.name}/{source.backend}", backend.fetch(claim_ref(claim))
+
+
+def mapreduce_enabled(source: Source) -> bool:
+    """Whether a yarn-rm source lists and claims its cluster's MapReduce apps: when the cluster has a JobHistory."""
+    return source.backend == SourceBackend.YARN_RM and bool(source.cluster.jobhistory_url)
+
+
+def mapreduce_refs(source: Source, refs: Sequence[AppRef]) -> list[AppRef]:
+    """The MapReduce apps of a yarn-rm listing, to claim; none when the cluster has no JobHistory Server."""
+    if not mapreduce_enabled(source):
+        return []
+    return [ref for ref in refs if str(ref.extra.get("applicationType") or "").upper() == MAPREDUCE]
+
+
+def jobhistory_backend(cluster: Cluster, source: Source) -> JobHistoryBackend:
+    """The cluster's JobHistory Server, under the HTTP settings (timeouts, TLS, auth) of its yarn-rm ``source``.
+
+    The task sample and the concurrency bound come from the settings ``HINDSIGHT_JOBHISTORY_TASK_SAMPLE`` and
+    ``HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY`` when set, else the backend's defaults (1000 tasks a phase, 4). A
+    configuration that no longer validates fails the app for good: retrying cannot mend it.
+    """
+    if not cluster.jobhistory_url:
+        raise BackendError(f"{cluster.name}: no JobHistory Server configured for MapReduce apps", permanent=True)
+    given = {**source.params, **source.secrets}
+    params: dict[str, Any] = {name: value for name, value in given.items() if name in HTTP_PARAMETER_NAMES}
+    for name, setting in (
+        ("task_sample", "HINDSIGHT_JOBHISTORY_TASK_SAMPLE"),
+        ("max_concurrency", "HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY"),
+    ):
+        value = getattr(settings, setting, None)
+        if value is not None:
+            params[name] = value
+    try:
+        return JobHistoryBackend(
+            url=cluster.jobhistory_url, redaction_patterns=list(settings.HINDSIGHT_REDACTION_PATTERNS), **params
+        )
+    except ParameterError as error:
+        raise BackendError(mask_secrets(str(error), source.secrets.values()), permanent=True) from None
 
 
 def _failure(claim: AppClaim, error: Exception, budget: int, outcome: ClaimOutcome, *, secrets: Iterable[str]) -> None:
@@ -507,10 +603,13 @@ def source_backfill(
         result.windows += 1
         if refs is None:
             result.errors.append(listing.error or "listing failed")
-        elif source.backend == SourceBackend.YARN_RM:
+        elif source.backend == SourceBackend.YARN_RM and not mapreduce_enabled(source):
             yarn_join.views_record(source.cluster, refs)
             result.listed += len(refs)
         else:
+            if source.backend == SourceBackend.YARN_RM:
+                yarn_join.views_record(source.cluster, refs)
+                refs = mapreduce_refs(source, refs)  # the MapReduce apps, fetched from the JobHistory Server
             result.listed += len(refs)
             result.recorded += len(claims_record(source, refs))
             keys = {(ref.app_id[:255], (ref.attempt_id or "")[:64]) for ref in refs}

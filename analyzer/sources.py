@@ -67,6 +67,7 @@ CLUSTER_KEYS: Final = (
     "http",
     "poll_interval_s",
     "safety_margin_s",
+    "relist_lookback_s",
     "webhdfs_urls",
     "hdfs_user",
     "spark_history_fetch_mode",
@@ -100,9 +101,14 @@ class ClusterSpec:
     # Polling settings for every source of the cluster; None leaves a source's own (the defaults: 10 s, 60 s).
     poll_interval_s: int | None = None
     safety_margin_s: int | None = None
+    relist_lookback_s: int | None = None
 
     def polling(self) -> dict[str, int]:
-        values = {"poll_interval_s": self.poll_interval_s, "safety_margin_s": self.safety_margin_s}
+        values = {
+            "poll_interval_s": self.poll_interval_s,
+            "safety_margin_s": self.safety_margin_s,
+            "relist_lookback_s": self.relist_lookback_s,
+        }
         return {name: value for name, value in values.items() if value is not None}
 
 
@@ -198,6 +204,7 @@ def cluster_spec(
     webhdfs_urls: Sequence[str] = (),
     hdfs_user: str | None = None,
     spark_history_fetch_mode: str | None = None,
+    relist_lookback_s: int | None = None,
 ) -> ClusterSpec:
     """A cluster validated whole: its name, the JobHistory address and one source per kind given."""
     try:
@@ -244,12 +251,14 @@ def cluster_spec(
         )
     _check_seconds(f"{name}.poll_interval_s", poll_interval_s, 1, POLL_INTERVAL_MAX_S)
     _check_seconds(f"{name}.safety_margin_s", safety_margin_s, 0, SAFETY_MARGIN_MAX_S)
+    _check_seconds(f"{name}.relist_lookback_s", relist_lookback_s, 0, 7 * SAFETY_MARGIN_MAX_S)
     return ClusterSpec(
         name=name,
         jobhistory_url=jobhistory_url,
         sources=tuple(sources),
         poll_interval_s=poll_interval_s,
         safety_margin_s=safety_margin_s,
+        relist_lookback_s=relist_lookback_s,
     )
 
 
@@ -459,6 +468,7 @@ def sources_file_specs(path: Path) -> list[ClusterSpec]:
                     http_params=_http_from_file(f"{where}.http", entry.get("http")),
                     poll_interval_s=entry.get("poll_interval_s"),
                     safety_margin_s=entry.get("safety_margin_s"),
+                    relist_lookback_s=entry.get("relist_lookback_s"),
                     webhdfs_urls=_string_list(f"{where}.webhdfs_urls", entry.get("webhdfs_urls")),
                     hdfs_user=_optional_string(f"{where}.hdfs_user", entry.get("hdfs_user")),
                     spark_history_fetch_mode=_optional_string(

@@ -102,6 +102,8 @@ HINDSIGHT_RETRY_BASE_S = float(os.environ.get("HINDSIGHT_RETRY_BASE_S", "15"))
 HINDSIGHT_RETRY_MAX_S = float(os.environ.get("HINDSIGHT_RETRY_MAX_S", "900"))
 HINDSIGHT_CLAIM_LEASE_S = int(os.environ.get("HINDSIGHT_CLAIM_LEASE_S", "2400"))
 HINDSIGHT_ENQUEUE_GRACE_S = int(os.environ.get("HINDSIGHT_ENQUEUE_GRACE_S", "900"))
+# How often a source lists its last relist_lookback_s again, for apps its server listed after their window passed.
+HINDSIGHT_RELIST_EVERY_S = int(os.environ.get("HINDSIGHT_RELIST_EVERY_S", "300"))
 # /healthz checks the broker: "required", "off" (the poll loop or poll --once, no Celery), or "auto" (required
 # with PostgreSQL, not checked with the embedded SQLite). See docs/SOURCES.md "Operating".
 HINDSIGHT_HEALTH_BROKER = os.environ.get("HINDSIGHT_HEALTH_BROKER", "auto")

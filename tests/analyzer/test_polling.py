@@ -453,3 +453,43 @@ def test_the_installs_extra_secret_patterns_redact_polled_logs_before_storage(cl
 
     stored = AnalyzedApp.objects.get(app_id=PLAIN)
     assert stored.spark_properties["spark.master"] == "*********(redacted)"
+
+
+def test_an_app_the_server_lists_only_after_its_window_passed_is_recorded_by_the_next_relisting(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    source = the_source(cluster)
+    refs = source_backend_refs(source)
+    late = next(ref for ref in refs if ref.app_id == PLAIN)
+    shown = {"late": False}
+
+    def listing(self: EventLogDirectoryBackend, start: int, end: int) -> list[AppRef]:
+        # The server only lists PLAIN once it has "parsed" it: after the window holding its end has passed.
+        return [r for r in refs if start <= (r.finished_ms or 0) < end and (r is not late or shown["late"])]
+
+    monkeypatch.setattr(EventLogDirectoryBackend, "list_finished", listing)
+    Source.objects.filter(pk=source.pk).update(checkpoint_ms=NOW_MS - 40 * MINUTE_MS)
+
+    first = poll_once(now_ms=NOW_MS)
+    assert [r.app_id for r in first] == [ROLLING]  # the window holding PLAIN's end passed without it
+
+    shown["late"] = True
+    assert poll_once(now_ms=NOW_MS + MINUTE_MS) == []  # re-listed at most every HINDSIGHT_RELIST_EVERY_S
+    Source.objects.filter(pk=source.pk).update(relisted_at=timezone.now() - dt.timedelta(hours=1))
+    later = poll_once(now_ms=NOW_MS + 2 * MINUTE_MS)
+
+    assert [r.app_id for r in later] == [PLAIN]
+    assert AnalyzedApp.objects.count() == 2
+    Source.objects.filter(pk=source.pk).update(relisted_at=None)
+    assert poll_once(now_ms=NOW_MS + 3 * MINUTE_MS) == []  # re-listing again records nothing twice
+
+
+def test_relisting_can_be_turned_off_per_source(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = the_source(cluster)
+    Source.objects.filter(pk=source.pk).update(relist_lookback_s=0, checkpoint_ms=NOW_MS - 40 * MINUTE_MS)
+    windows: list[tuple[int, int]] = []
+    monkeypatch.setattr(EventLogDirectoryBackend, "list_finished", lambda self, s, e: windows.append((s, e)) or [])
+
+    poll_once(now_ms=NOW_MS)
+
+    assert windows == [(NOW_MS - 40 * MINUTE_MS, NOW_MS - 60_000)]

@@ -193,10 +193,10 @@ def test_polling_settings_from_the_file_apply_to_every_source_and_an_omitted_one
     path = write(
         tmp_path,
         "clusters:\n  prod:\n    spark_history: http://h:18080\n    eventlog_dirs: [/logs]\n"
-        "    poll_interval_s: 2\n    safety_margin_s: 5\n",
+        "    poll_interval_s: 2\n    safety_margin_s: 5\n    relist_lookback_s: 0\n",
     )
     sources_load(path)
-    assert set(Source.objects.values_list("poll_interval_s", "safety_margin_s")) == {(2, 5)}
+    assert set(Source.objects.values_list("poll_interval_s", "safety_margin_s", "relist_lookback_s")) == {(2, 5, 0)}
 
     Source.objects.update(poll_interval_s=30)  # an operator's change in the admin
     sources_load(write(tmp_path, "clusters:\n  prod:\n    spark_history: http://h:18080\n    eventlog_dirs: /logs\n"))
