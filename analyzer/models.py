@@ -70,7 +70,7 @@ class AnalyzedApp(models.Model):
     # The ResourceManager's view of the app (queue, allocated resources, memory and vcore seconds, final status),
     # joined from the cluster's yarn-rm source; {} when there is none. See analyzer.yarn_join.
     yarn = models.JSONField(default=dict, blank=True)
-    analysis_ms = models.IntegerField(null=True, blank=True)  # fetch + analysis + storage time of the last run
+    analysis_ms = models.IntegerField(null=True, blank=True)  # fetch + analysis time of the last run (not storage)
     analyzed_at = models.DateTimeField(auto_now=True)
 
     class Meta:

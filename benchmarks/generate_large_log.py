@@ -41,6 +41,33 @@ Event = dict[str, Any]
 
 
 @dataclass(frozen=True)
+class AppShape:
+    """Who the application is and what it ran on; the defaults are the large log's (benchmarks/generate_app_stream.py
+    writes many smaller ones)."""
+
+    app_id: str = APP_ID
+    app_name: str = "hindsight-benchmark: nightly sessionization"
+    user: str = "etl"
+    start_ms: int = START_MS
+    executors: int = EXECUTORS
+    hosts: int = HOSTS
+    cores: int = CORES
+    executor_memory_gib: int = 16
+
+
+@dataclass(frozen=True)
+class JobMix:
+    """How ``plan_stages`` draws each job's map and reduce stages; the defaults are the large log's."""
+
+    map_tasks: tuple[int, ...] = (200, 400, 800, 1200, 2000, 3000)
+    reduce_tasks: tuple[int, ...] = (200, 400, 800, 2000)
+    map_spill_rate: float = 0.1
+    reduce_skew_rate: float = 0.1
+    reduce_spill_rate: float = 0.15
+    fail_one_job: bool = True  # one job a few percent into the run fails for good
+
+
+@dataclass(frozen=True)
 class Templates:
     log_start: Event
     resource_profile: Event
@@ -120,17 +147,18 @@ class StagePlan:
 class LogWriter:
     """Writes the application's events; mutates one template dict per kind in place, then serializes it."""
 
-    def __init__(self, out: BinaryIO, templates: Templates, rng: random.Random) -> None:
+    def __init__(self, out: BinaryIO, templates: Templates, rng: random.Random, shape: AppShape | None = None) -> None:
         self.out = out
         self.t = templates
         self.rng = rng
+        self.shape = shape = shape or AppShape()
         self.next_task_id = 0
         self.next_rdd_id = 0
         self.bytes_written = 0
         self.tasks_written = 0
-        self.hosts = [f"worker-{h:03d}.cluster.example.com" for h in range(HOSTS)]
-        self.executor_host = [self.hosts[e % HOSTS] for e in range(EXECUTORS)]
-        self.executor_ids = [str(e + 1) for e in range(EXECUTORS)]
+        self.hosts = [f"worker-{h:03d}.cluster.example.com" for h in range(shape.hosts)]
+        self.executor_host = [self.hosts[e % shape.hosts] for e in range(shape.executors)]
+        self.executor_ids = [str(e + 1) for e in range(shape.executors)]
 
     def emit(self, event: Event) -> None:
         line = orjson.dumps(event) + b"\n"
@@ -141,25 +169,26 @@ class LogWriter:
 
     def write_header(self) -> int:
         t = self.t
+        shape = self.shape
         self.emit(t.log_start)
         profile = copy.deepcopy(t.resource_profile)
         requests = profile["Executor Resource Requests"]
-        requests["cores"]["Amount"] = CORES
-        requests["memory"]["Amount"] = 16 * 1024  # MiB, as spark.executor.memory=16g below
+        requests["cores"]["Amount"] = shape.cores
+        requests["memory"]["Amount"] = shape.executor_memory_gib * 1024  # MiB, as spark.executor.memory below
         requests["memoryOverhead"] = requests["memory"] | {"Resource Name": "memoryOverhead", "Amount": 2048}
         self.emit(profile)
-        now = START_MS
+        now = shape.start_ms
         # On YARN the driver (in the application master's container) logs a block manager, not an executor.
-        self.emit(self.block_manager("driver", self.hosts[7], now + 40, 4_772_593_254))
+        self.emit(self.block_manager("driver", self.hosts[7 % shape.hosts], now + 40, 4_772_593_254))
         env = copy.deepcopy(t.environment)
         env["Spark Properties"] |= {
-            "spark.app.name": "hindsight-benchmark: nightly sessionization",
-            "spark.app.id": APP_ID,
+            "spark.app.name": shape.app_name,
+            "spark.app.id": shape.app_id,
             "spark.master": "yarn",
             "spark.submit.deployMode": "cluster",
-            "spark.executor.instances": str(EXECUTORS),
-            "spark.executor.cores": str(CORES),
-            "spark.executor.memory": "16g",
+            "spark.executor.instances": str(shape.executors),
+            "spark.executor.cores": str(shape.cores),
+            "spark.executor.memory": f"{shape.executor_memory_gib}g",
             "spark.executor.memoryOverhead": "2g",
             "spark.driver.memory": "8g",
             "spark.dynamicAllocation.enabled": "false",
@@ -169,26 +198,27 @@ class LogWriter:
         self.emit(env)
         app_start = copy.deepcopy(t.app_start)
         app_start |= {
-            "App Name": "hindsight-benchmark: nightly sessionization",
-            "App ID": APP_ID,
+            "App Name": shape.app_name,
+            "App ID": shape.app_id,
             "Timestamp": now - 2500,
-            "User": "etl",
+            "User": shape.user,
             "App Attempt ID": "1",
         }
         self.emit(app_start)
         added = copy.deepcopy(t.executor_added)
         bm = copy.deepcopy(t.block_manager_added)
-        for e in range(EXECUTORS):
+        container_prefix = f"container_{shape.app_id.removeprefix('application_')}_01"
+        for e in range(shape.executors):
             ts = now + 3000 + self.rng.randrange(20_000)
             added |= {"Timestamp": ts, "Executor ID": self.executor_ids[e]}
             host = self.executor_host[e]
-            container = f"container_1795000000000_0042_01_{e + 2:06d}"
+            container = f"{container_prefix}_{e + 2:06d}"
             added["Executor Info"] |= {
                 "Host": host,
-                "Total Cores": CORES,
+                "Total Cores": shape.cores,
                 "Log Urls": {
-                    "stdout": f"http://{host}:8042/node/containerlogs/{container}/etl/stdout?start=-4096",
-                    "stderr": f"http://{host}:8042/node/containerlogs/{container}/etl/stderr?start=-4096",
+                    "stdout": f"http://{host}:8042/node/containerlogs/{container}/{shape.user}/stdout?start=-4096",
+                    "stderr": f"http://{host}:8042/node/containerlogs/{container}/{shape.user}/stderr?start=-4096",
                 },
             }
             self.emit(added)
@@ -298,7 +328,8 @@ class LogWriter:
     def schedule_tasks(self, plan: StagePlan, now: int) -> tuple[list[tuple[int, dict[str, Any]]], int, bool]:
         """Run the stage's tasks on the executor slots (earliest free slot first); return start/end events."""
         rng = self.rng
-        slots = [(now + rng.randrange(50), s) for s in range(EXECUTORS * CORES)]
+        cores = self.shape.cores
+        slots = [(now + rng.randrange(50), s) for s in range(self.shape.executors * cores)]
         heapq.heapify(slots)
         sigma = 0.35 if plan.is_map else 0.5
         failing = set(rng.sample(range(plan.num_tasks), plan.failing_tasks)) if plan.failing_tasks else set()
@@ -327,7 +358,7 @@ class LogWriter:
                 "attempt": attempt,
                 "launch": launch,
                 "finish": finish,
-                "executor": slot // CORES,
+                "executor": slot // cores,
                 "run": run_ms,
                 "deser": deser,
                 "weight": weight,
@@ -410,10 +441,11 @@ class LogWriter:
             write["Shuffle Write Time"] = int(written * rng.uniform(1.5, 4.0))
         else:
             total = int(rng.uniform(20, 40) * 2**20 * weight)
-            local = total // HOSTS
+            hosts = self.shape.hosts
+            local = total // hosts
             blocks = 400
-            read["Remote Blocks Fetched"] = blocks - blocks // HOSTS
-            read["Local Blocks Fetched"] = blocks // HOSTS
+            read["Remote Blocks Fetched"] = blocks - blocks // hosts
+            read["Local Blocks Fetched"] = blocks // hosts
             read["Fetch Wait Time"] = int(run * rng.uniform(0.0, 0.08))
             read["Remote Bytes Read"] = total - local
             read["Local Bytes Read"] = local
@@ -461,15 +493,16 @@ ACCUMULABLE_SOURCES = {
 }
 
 
-def plan_stages(rng: random.Random, target_tasks: int) -> Iterator[list[StagePlan]]:
+def plan_stages(rng: random.Random, target_tasks: int, mix: JobMix | None = None) -> Iterator[list[StagePlan]]:
     """Jobs of a map stage and a reduce stage, for as long as the caller asks."""
+    mix = mix or JobMix()
     stage_id = 0
     total = 0
     job = 0
     failed_job = None
     while True:
-        map_tasks = rng.choice((200, 400, 800, 1200, 2000, 3000))
-        reduce_tasks = rng.choice((200, 400, 800, 2000))
+        map_tasks = rng.choice(mix.map_tasks)
+        reduce_tasks = rng.choice(mix.reduce_tasks)
         map_plan = StagePlan(
             stage_id=stage_id,
             name=f"parquet at sessionize.py:{40 + job % 7}",
@@ -478,12 +511,12 @@ def plan_stages(rng: random.Random, target_tasks: int) -> Iterator[list[StagePla
             parent_ids=(),
             median_ms=rng.uniform(800, 6000),
             skewed=False,
-            spills=rng.random() < 0.1,
+            spills=rng.random() < mix.map_spill_rate,
             failing_tasks=rng.choice((0, 0, 0, 1, 3)),
             fails_for_good=False,
         )
         # One job a few percent into the run fails for good; a tenth of reduce stages are skewed.
-        fails_for_good = failed_job is None and total > target_tasks // 20
+        fails_for_good = mix.fail_one_job and failed_job is None and total > target_tasks // 20
         if fails_for_good:
             failed_job = job
         reduce_plan = StagePlan(
@@ -493,8 +526,8 @@ def plan_stages(rng: random.Random, target_tasks: int) -> Iterator[list[StagePla
             is_map=False,
             parent_ids=(stage_id,),
             median_ms=rng.uniform(500, 4000),
-            skewed=rng.random() < 0.1,
-            spills=rng.random() < 0.15,
+            skewed=rng.random() < mix.reduce_skew_rate,
+            spills=rng.random() < mix.reduce_spill_rate,
             failing_tasks=rng.choice((0, 0, 1, 2)),
             fails_for_good=fails_for_good,
         )
@@ -526,6 +559,30 @@ class PlainAndZstdTee(io.RawIOBase):
         super().close()
 
 
+def write_app(
+    out: BinaryIO,
+    templates: Templates,
+    rng: random.Random,
+    tasks: int,
+    shape: AppShape | None = None,
+    mix: JobMix | None = None,
+    exit_code: int = 0,
+) -> dict[str, int]:
+    """Write one whole application of at least ``tasks`` task attempts to ``out``; its jobs, tasks and failed jobs."""
+    writer = LogWriter(out, templates, rng, shape)
+    now = writer.write_header()
+    jobs = 0
+    failed_jobs = 0
+    for job_id, stages in enumerate(plan_stages(rng, tasks, mix)):
+        now, ok = writer.write_job(job_id, stages, now + 200 + rng.randrange(2000))
+        jobs += 1
+        failed_jobs += not ok
+        if writer.tasks_written >= tasks:
+            break
+    writer.write_footer(now + 1500, exit_code)
+    return {"jobs": jobs, "tasks": writer.tasks_written, "failed_jobs": failed_jobs, "end_ms": now + 1500}
+
+
 def generate(out_dir: Path, tasks: int, seed: int, template: Path, with_zstd: bool) -> dict[str, Any]:
     out_dir.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
@@ -539,29 +596,20 @@ def generate(out_dir: Path, tasks: int, seed: int, template: Path, with_zstd: bo
     with plain_path.open("wb") as plain, zstd_path.open("wb") if with_zstd else io.BytesIO() as compressed:
         tee = PlainAndZstdTee(io.BufferedWriter(plain, 1 << 20), compressed if with_zstd else None)  # type: ignore[arg-type]
         sink = io.BufferedWriter(tee, 1 << 20)
-        writer = LogWriter(sink, templates, rng)  # type: ignore[arg-type]
-        now = writer.write_header()
-        jobs = 0
-        failed_jobs = 0
-        for job_id, stages in enumerate(plan_stages(rng, tasks)):
-            now, ok = writer.write_job(job_id, stages, now + 200 + rng.randrange(2000))
-            jobs += 1
-            failed_jobs += not ok
-            if writer.tasks_written >= tasks:
-                break
-        writer.write_footer(now + 1500, 0)
+        written = write_app(sink, templates, rng, tasks)  # type: ignore[arg-type]
         sink.flush()
         tee.plain.flush()
         tee.close()
+    jobs = written["jobs"]
     result = {
         "path": str(plain_path),
         "zstd_path": str(zstd_path) if with_zstd else None,
         "app_id": APP_ID,
         "bytes": plain_path.stat().st_size,
         "zstd_bytes": zstd_path.stat().st_size if with_zstd else None,
-        "tasks": writer.tasks_written,
+        "tasks": written["tasks"],
         "jobs": jobs,
-        "failed_jobs": failed_jobs,
+        "failed_jobs": written["failed_jobs"],
         "stages": jobs * 2,
         "executors": EXECUTORS,
         "hosts": HOSTS,

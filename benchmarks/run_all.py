@@ -6,7 +6,13 @@
    optionally on the zstd copy (--hs-zstd) and with a RocksDB store (--hs-disk).
 Steps 2-3 run --repeat times, interleaved; the summary gives medians and the largest peak RSS.
 
+Live polling (optional, written to benchmarks/results_polling.json instead): --throughput runs
+benchmarks/bench_throughput.py (a stream of --throughput-apps typical apps through Celery into PostgreSQL, then
+``poll --once``), --latency runs benchmarks/bench_latency.py (real Spark apps polled from a live History
+Server); --skip-parse leaves out steps 1-3.
+
     SPARK_LOCAL_IP=127.0.0.1 .venv/bin/python benchmarks/run_all.py [--repeat 3] [--hs-zstd] [--hs-disk]
+    SPARK_LOCAL_IP=127.0.0.1 .venv/bin/python benchmarks/run_all.py --skip-parse --throughput --latency
 """
 
 from __future__ import annotations
@@ -67,9 +73,46 @@ def main() -> None:
     parser.add_argument("--hs-zstd", action="store_true", help="also time the History Server on the zstd copy")
     parser.add_argument("--hs-disk", action="store_true", help="also time the History Server with a RocksDB store")
     parser.add_argument("--out", type=Path, default=OUT / "large")
+    parser.add_argument("--skip-parse", action="store_true", help="leave out the large-log parse benchmarks")
+    parser.add_argument("--throughput", action="store_true", help="also run bench_throughput.py")
+    parser.add_argument("--throughput-apps", type=int, default=600)
+    parser.add_argument("--profile", action="store_true", help="throughput: run poll --once under cProfile")
+    parser.add_argument("--latency", action="store_true", help="also run bench_latency.py")
+    parser.add_argument("--latency-apps", type=int, default=24)
     args = parser.parse_args()
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    if not args.skip_parse:
+        parse_benchmarks(args)
+    if args.throughput or args.latency:
+        polling_benchmarks(args)
 
+
+def polling_benchmarks(args: argparse.Namespace) -> None:
+    """The live-polling benchmarks, into results_polling.json (a run of one keeps the other's last results)."""
+    import bench_latency
+    import bench_throughput
+
+    path = REPO / "benchmarks" / "results_polling.json"
+    results: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+    results["machine"] = machine()
+    results["command"] = " ".join(["benchmarks/run_all.py", *sys.argv[1:]])
+    if args.throughput:
+        started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        results["throughput"] = {"started": started} | bench_throughput.bench(
+            args.throughput_apps, 7, os.cpu_count() or 2, profile=args.profile
+        )
+    if args.latency:
+        started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        results["latency"] = {"started": started} | bench_latency.bench(args.latency_apps)
+    results["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    text = json.dumps(results, indent=2, default=str) + "\n"
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "results_polling.json").write_text(text)
+    path.write_text(text)
+
+
+def parse_benchmarks(args: argparse.Namespace) -> None:
+    """Steps 1-3: the large log, Hindsight and the History Server on it, into results.json."""
     results: dict[str, Any] = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine()}
     results["command"] = " ".join(["benchmarks/run_all.py", *sys.argv[1:]])
     info_path = args.out / "large_log.json"

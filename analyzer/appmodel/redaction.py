@@ -9,6 +9,7 @@ URLs anywhere in a value.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from typing import Final
@@ -56,10 +57,10 @@ class Redactor:
         return clone
 
     def is_secret_key(self, key: str) -> bool:
-        return any(p.search(key) for p in self._key_and_value) or any(p.search(key) for p in self._key_only)
+        return _matches(self._key_and_value, key) or _matches(self._key_only, key)
 
     def redact(self, key: str, value: str) -> str:
-        if self.is_secret_key(key) or any(p.search(value) for p in self._key_and_value):
+        if self.is_secret_key(key) or _matches(self._key_and_value, value):
             return REDACTED
         if "-D" in value:  # spark.*.extraJavaOptions, and commands such as sun.java.command that embed them
             value = self._redact_java_options(value)
@@ -73,11 +74,26 @@ class Redactor:
     def _redact_java_options(self, options: str) -> str:
         def replace(match: re.Match[str]) -> str:
             key, value = match.group("key"), match.group("value")
-            if self.is_secret_key(key) or any(p.search(value) for p in self._key_and_value):
+            if self.is_secret_key(key) or _matches(self._key_and_value, value):
                 return f"-D{key}={REDACTED}"
             return match.group(0)
 
         return _JAVA_OPTION.sub(replace, options)
+
+
+def _matches(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
+    """Whether any pattern matches ``text``; short texts are cached: every app of a cluster repeats its keys."""
+    if len(text) > _CACHED_TEXT_MAX:
+        return any(p.search(text) for p in patterns)
+    return _matches_cached(patterns, text)
+
+
+_CACHED_TEXT_MAX: Final = 200  # keys and most values; long ones (classpaths) are searched each time
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _matches_cached(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
+    return any(p.search(text) for p in patterns)
 
 
 def redact_url_passwords(text: str) -> str:
