@@ -133,11 +133,33 @@ class AppMetrics:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "notes"}
 
 
-def metric_definitions() -> list[tuple[str, str, str]]:
-    """(metric name, unit, definition) for every metric, in display order, for help pages."""
-    return [
+def metric_definitions(app_type: str = "SPARK") -> list[tuple[str, str, str]]:
+    """(metric name, unit, definition) for every metric of an app type, in display order, for help pages.
+
+    ``app_type`` "SPARK" (the default) or "MAPREDUCE" lists that kind's metrics (``analyzer.metrics_mapreduce``);
+    "ALL" lists both: Spark's first, then the MapReduce-only ones, and a key both have gets both definitions, each
+    prefixed with its app type (for a help page that covers both kinds).
+    """
+    from analyzer.metrics_mapreduce import mapreduce_metric_definitions  # it builds on this module
+
+    spark = [
         (f.name, f.metadata.get("unit", ""), f.metadata.get("doc", "")) for f in fields(AppMetrics) if f.name != "notes"
     ]
+    mapreduce = mapreduce_metric_definitions()
+    kind = app_type.upper()
+    if kind == "MAPREDUCE":
+        return mapreduce
+    if kind != "ALL":
+        return spark
+    mapreduce_by_name = {name: (unit, doc) for name, unit, doc in mapreduce}
+    merged = []
+    for name, unit, doc in spark:
+        if name in mapreduce_by_name:
+            doc = f"Spark: {doc} MapReduce: {mapreduce_by_name[name][1]}"
+        merged.append((name, unit, doc))
+    spark_names = {name for name, _unit, _doc in spark}
+    merged.extend(row for row in mapreduce if row[0] not in spark_names)
+    return merged
 
 
 def parse_size(text: str | None, default_unit: str = "b") -> int | None:

@@ -1,5 +1,9 @@
 """The pure analysis of one application: metrics, heuristic findings and per-stage rows (no Django).
 
+Spark apps and MapReduce jobs give the same report: a MapReduce job's map and reduce phases stand in for stages
+(stage 0 the maps, 1 the reduces; ``summaries.mapreduce_phase_rows``), its metrics are
+``analyzer.metrics_mapreduce``'s (the same keys where they mean the same thing), and it has no executors.
+
 ``analyze(app, suite)`` never raises on bad data: a part that fails leaves a warning on the report and the
 other parts still come through. ``AnalysisReport.to_json_dict()`` is the object the ``analyze`` command
 prints as one JSON Lines record, a contract CI scripts rely on.
@@ -20,7 +24,9 @@ import numpy as np
 import heuristics
 from analyzer import jobinfo, summaries
 from analyzer.appmodel import SparkApp
+from analyzer.appmodel.mapreduce import MapReduceApp
 from analyzer.metrics import AppMetrics, compute_metrics
+from analyzer.metrics_mapreduce import MapReduceMetrics, compute_mapreduce_metrics
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -121,13 +127,13 @@ class AnalysisReport:
     queue: str
     severity: int
     score: int
-    metrics: AppMetrics | None
+    metrics: AppMetrics | MapReduceMetrics | None
     findings: tuple[Finding, ...]
     stages: tuple[summaries.StageRow, ...]
     executors: tuple[summaries.ExecutorRow, ...]
     warnings: tuple[str, ...]
     parse_stats: dict[str, Any] = field(default_factory=dict)
-    spark_properties: dict[str, str] = field(default_factory=dict)
+    spark_properties: dict[str, str] = field(default_factory=dict)  # a MapReduce job's (redacted) conf
     app_type: str = "SPARK"
     job: jobinfo.JobInfo = field(default_factory=lambda: jobinfo.JobInfo(job_type=""))
 
@@ -165,23 +171,35 @@ class AnalysisReport:
         }
 
 
+class _Attempt:
+    """Runs one part of an analysis; a part that raises leaves a warning and its fallback, never an exception."""
+
+    def __init__(self, app_id: str, warnings: list[str]) -> None:
+        self.app_id = app_id
+        self.warnings = warnings
+
+    def __call__(self, what: str, compute: Callable[[], T], fallback: T) -> T:
+        try:
+            return compute()
+        except Exception as exc:  # a bug or unforeseen data in one part must not lose the others
+            log.exception("%s failed on %s", what, self.app_id)
+            self.warnings.append(f"{what} could not be computed: {type(exc).__name__}: {exc}")
+            return fallback
+
+
 def analyze(
-    app: SparkApp, suite: HeuristicSuite, jobinfo_config: jobinfo.JobInfoConfig | None = None
+    app: SparkApp | MapReduceApp, suite: HeuristicSuite, jobinfo_config: jobinfo.JobInfoConfig | None = None
 ) -> AnalysisReport:
-    """Analyze one app. Never raises on bad data: a failing part becomes a warning on the report.
+    """Analyze one app (a Spark app or a MapReduce job). Never raises on bad data: a failing part becomes a
+    warning on the report.
 
     ``jobinfo_config`` decides job types, scheduler linkage and template keys (``analyzer.jobinfo``; the built-in
     rules when None).
     """
+    if isinstance(app, MapReduceApp):
+        return _analyze_mapreduce(app, suite, jobinfo_config)
     warnings = list(app.warnings)
-
-    def attempt(what: str, compute: Callable[[], T], fallback: T) -> T:
-        try:
-            return compute()
-        except Exception as exc:  # a bug or unforeseen data in one part must not lose the others
-            log.exception("%s failed on %s", what, app.app_id)
-            warnings.append(f"{what} could not be computed: {type(exc).__name__}: {exc}")
-            return fallback
+    attempt = _Attempt(app.app_id, warnings)
 
     metrics = attempt("metrics", lambda: compute_metrics(app), None)
     if metrics is not None:
@@ -227,6 +245,80 @@ def analyze(
         parse_stats=plain(dataclasses.asdict(app.stats)),
         spark_properties=dict(app.environment.spark_properties),
         app_type="SPARK",
+        job=job,
+    )
+
+
+# JobSubmitted's workflow fields, under the job-conf keys Hadoop copies them from (the conf wins when both exist);
+# workflowAdjacencies is built from many mapreduce.workflow.adjacency.* keys and has no single key.
+_WORKFLOW_CONF_KEYS: Final = {
+    "workflowId": "mapreduce.workflow.id",
+    "workflowName": "mapreduce.workflow.name",
+    "workflowNodeName": "mapreduce.workflow.node.name",
+    "workflowTags": "mapreduce.workflow.tags",
+}
+
+
+def mapreduce_job_conf(app: MapReduceApp) -> dict[str, str]:
+    """The job's conf as job-type and flow rules see it: the conf, plus the workflow ids its history recorded."""
+    conf = dict(app.conf)
+    for field_name, value in app.workflow.items():
+        key = _WORKFLOW_CONF_KEYS.get(field_name)
+        if key is not None and value:
+            conf.setdefault(key, value)
+    return conf
+
+
+def _analyze_mapreduce(
+    app: MapReduceApp, suite: HeuristicSuite, jobinfo_config: jobinfo.JobInfoConfig | None
+) -> AnalysisReport:
+    warnings = list(app.warnings)
+    attempt = _Attempt(app.job_id, warnings)
+
+    metrics = attempt("metrics", lambda: compute_mapreduce_metrics(app), None)
+    if metrics is not None:
+        warnings.extend(f"metrics: {note}" for note in metrics.notes)
+    no_results: list[heuristics.HeuristicResult] = []
+    results = attempt("heuristics", lambda: suite.evaluate(app), no_results)
+    kept = _first_per_code(results, warnings)
+    stage_rows: tuple[summaries.StageRow, ...] = attempt(
+        "phase summaries", lambda: tuple(summaries.mapreduce_phase_rows(app)), ()
+    )
+    if app.sampled:
+        sampled = ", ".join(
+            f"{phase.kind.value}s {len(phase.tasks)} of {phase.total_tasks}" for phase in app.phases if phase.sampled
+        )
+        warnings.append(f"tasks were sampled ({sampled}): phase totals sum the sampled tasks only")
+    config = jobinfo_config or jobinfo.default_config()
+    job = attempt(
+        "job type and flow",
+        lambda: jobinfo.job_info(
+            mapreduce_job_conf(app), app_name=app.name, user=app.user, app_type="MAPREDUCE", config=config
+        ),
+        jobinfo.JobInfo(job_type="HadoopJava"),
+    )
+    return AnalysisReport(
+        source=app.source,
+        app_id=app.job_id,
+        attempt_id=None,
+        app_name=app.name,
+        user=app.user,
+        spark_version=None,
+        start_ms=app.submit_ms,
+        end_ms=app.finish_ms,
+        status=str(app.status),
+        partial=app.partial,
+        queue=app.queue or app.conf.get("mapreduce.job.queuename", ""),
+        severity=int(heuristics.app_severity(result for result, _finding in kept)),
+        score=int(heuristics.app_score(result for result, _finding in kept)),
+        metrics=metrics,
+        findings=tuple(finding for _result, finding in kept),
+        stages=stage_rows,
+        executors=(),
+        warnings=tuple(dict.fromkeys(warnings)),
+        parse_stats=plain(dataclasses.asdict(app.stats)),
+        spark_properties=dict(app.conf),
+        app_type="MAPREDUCE",
         job=job,
     )
 

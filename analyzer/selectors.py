@@ -215,7 +215,7 @@ def _scalar(value: Any) -> float | int | str | None:
 
 def metric_help() -> list[tuple[str, str, str]]:
     """(key, label, definition) of every metric the analysis computes, in display order."""
-    return [(name, _metric_label(name), doc) for name, _unit, doc in metric_definitions() if name != "notes"]
+    return [(name, _metric_label(name), doc) for name, _unit, doc in metric_definitions("ALL") if name != "notes"]
 
 
 def app_metrics(app: AnalyzedApp) -> list[MetricValue]:
@@ -230,7 +230,7 @@ def app_metrics(app: AnalyzedApp) -> list[MetricValue]:
         "used_gb_hours": app.used_gb_hours,
         "wasted_gb_hours": app.wasted_gb_hours,
     }
-    definitions = {name: (unit, doc) for name, unit, doc in metric_definitions()}
+    definitions = {name: (unit, doc) for name, unit, doc in metric_definitions(app.app_type)}
     order = [*KEY_METRICS, *(name for name in definitions if name not in KEY_METRICS)]
     order += sorted(key for key in stored if key not in definitions)
     shown: list[MetricValue] = []

@@ -11,6 +11,8 @@ Server's own REST answers. Spark semantics kept here (AppStatusListener / AppSta
 * a job's ``num_completed_tasks`` counts successful attempts (a retried stage's re-runs too), its
   ``num_completed_indices`` the distinct partitions;
 * task quantiles use successful tasks only and Spark's index rule ``min(int(q * n), n - 1)`` over sorted values.
+
+A MapReduce job's map and reduce phases become stage rows too (:func:`mapreduce_phase_rows`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from analyzer.appmodel.mapreduce import MapReduceApp, MRJobStatus, MRPhase, MRPhaseKind
 from analyzer.appmodel.spark import JobStatus, SparkApp, StageAttempt, StageStatus, TaskColumns, TaskStatus
 
 SUMMARY_QUANTILES: Final = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -242,3 +245,92 @@ def job_rows(app: SparkApp) -> list[JobRow]:
             )
         )
     return rows
+
+
+# ---- MapReduce phases as stage rows ---------------------------------------------------------------------------
+
+MAP_STAGE_ID: Final = 0
+REDUCE_STAGE_ID: Final = 1
+
+
+def _phase_status(phase: MRPhase, job_status: MRJobStatus) -> StageStatus:
+    """COMPLETE when every declared task succeeded, FAILED when a task failed or the job ended without it
+    finishing, ACTIVE when the history stops while the phase ran, PENDING when none of its tasks started."""
+    tasks = phase.tasks
+    declared = max(phase.total_tasks, len(tasks))
+    succeeded = int(tasks.succeeded.sum())
+    if bool(tasks.failed.any()):
+        return StageStatus.FAILED
+    if succeeded >= declared or (phase.sampled and succeeded == len(tasks)):
+        return StageStatus.COMPLETE
+    if job_status == MRJobStatus.INCOMPLETE:
+        return StageStatus.ACTIVE if len(tasks) else StageStatus.PENDING
+    return StageStatus.FAILED if len(tasks) else StageStatus.SKIPPED
+
+
+def mapreduce_phase_row(phase: MRPhase, stage_id: int, job_status: MRJobStatus, has_reduces: bool) -> StageRow:
+    """One phase as a stage row, so stage storage and the JSON output serve both kinds of app.
+
+    Counters map to Spark's fields by meaning: maps read ``input_bytes`` (FileInputFormat's BYTES_READ, else the
+    HDFS and S3 bytes read) and, when the job has reduces, write their materialized output as shuffle; reduces
+    read ``REDUCE_SHUFFLE_BYTES`` as shuffle; ``output_bytes`` is FileOutputFormat's BYTES_WRITTEN. MapReduce has no
+    spilled-bytes counter: ``disk_bytes_spilled`` is local bytes written beyond a map's final output (a reduce's
+    local writes are all merge spills), an estimate. Failed and killed counts are attempts, as Spark counts them;
+    ``executor_run_time_ms`` sums the kept attempts' durations.
+    """
+    tasks = phase.tasks
+    starts = tasks.task_start_ms[tasks.task_start_ms > 0]
+    if not len(starts):
+        starts = tasks.start_ms[tasks.start_ms > 0]
+    ends = np.concatenate([tasks.task_finish_ms[tasks.task_finish_ms > 0], tasks.finish_ms[tasks.finish_ms > 0]])
+    submission = int(starts.min()) if len(starts) else None
+    completion = int(ends.max()) if len(ends) else None
+    is_map = phase.kind == MRPhaseKind.MAP
+    every = np.ones(len(tasks), dtype=np.bool_)
+    input_bytes = (_sum(tasks.input_bytes, every) or _sum(tasks.filesystem_bytes_read, every)) if is_map else 0
+    shuffle_out = is_map and has_reduces
+    local_written = tasks.file_bytes_written - (tasks.map_output_materialized_bytes if is_map else 0)
+    reason = tasks.failure_reasons[min(tasks.failure_reasons)] if tasks.failure_reasons else None
+    return StageRow(
+        stage_id=stage_id,
+        attempt_id=0,
+        name=phase.kind.value,
+        status=_phase_status(phase, job_status),
+        num_tasks=max(phase.total_tasks, len(tasks)),
+        num_complete_tasks=int(tasks.succeeded.sum()),
+        num_failed_tasks=int(tasks.failed_attempts.sum()),
+        num_killed_tasks=int(tasks.killed_attempts.sum()),
+        submission_ms=submission,
+        completion_ms=completion,
+        duration_ms=completion - submission if submission is not None and completion is not None else None,
+        executor_run_time_ms=_sum(tasks.duration_ms, every),
+        executor_cpu_time_ms=float(tasks.cpu_ms.sum()),
+        jvm_gc_time_ms=_sum(tasks.gc_time_ms, every),
+        input_bytes=input_bytes,
+        input_records=_sum(tasks.map_input_records, every) if is_map else 0,
+        output_bytes=_sum(tasks.output_bytes, every),
+        output_records=(
+            (0 if shuffle_out else _sum(tasks.map_output_records, every))
+            if is_map
+            else _sum(tasks.reduce_output_records, every)
+        ),
+        shuffle_read_bytes=0 if is_map else _sum(tasks.reduce_shuffle_bytes, every),
+        shuffle_read_records=0 if is_map else _sum(tasks.reduce_input_records, every),
+        shuffle_write_bytes=_sum(tasks.map_output_materialized_bytes, every) if shuffle_out else 0,
+        shuffle_write_records=_sum(tasks.map_output_records, every) if shuffle_out else 0,
+        memory_bytes_spilled=0,
+        disk_bytes_spilled=int(np.maximum(local_written, 0).sum()),
+        peak_execution_memory=int(tasks.physical_memory_bytes.max()) if len(tasks) else 0,
+        task_duration_quantiles=spark_quantiles(tasks.duration_ms[tasks.succeeded], SUMMARY_QUANTILES),
+        failure_reason=reason,
+    )
+
+
+def mapreduce_phase_rows(app: MapReduceApp) -> list[StageRow]:
+    """The map phase (stage 0) and the reduce phase (stage 1) of a job; a phase with no task has no row."""
+    has_reduces = max(app.reduces.total_tasks, len(app.reduces.tasks)) > 0
+    return [
+        mapreduce_phase_row(phase, stage_id, app.status, has_reduces)
+        for stage_id, phase in ((MAP_STAGE_ID, app.maps), (REDUCE_STAGE_ID, app.reduces))
+        if max(phase.total_tasks, len(phase.tasks)) > 0
+    ]

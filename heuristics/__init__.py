@@ -3,7 +3,8 @@
 Usage: ``suite = load_suite(); results = suite.evaluate(app)``.
 """
 
-from heuristics import spark as _spark  # noqa: F401  (registers the built-in heuristics)
+from heuristics import mapreduce as _mapreduce  # noqa: F401  (registers the built-in MapReduce heuristics)
+from heuristics import spark as _spark  # noqa: F401  (registers the built-in Spark heuristics)
 from heuristics.base import ConfigError, Heuristic, HeuristicConfig, HeuristicResult, score_of
 from heuristics.config import ENV_VAR
 from heuristics.registry import BUILTINS, Registry, RegistryError, register

@@ -37,14 +37,16 @@ class Suite:
     def get(self, code: str) -> Heuristic[Any] | None:
         return next((h for h in self.heuristics if h.code == code), None)
 
+    def applicable(self, app: Any) -> list[Heuristic[Any]]:
+        """The enabled heuristics that judge this kind of app (Spark, MapReduce), in suite order."""
+        app_type = app_type_of(app)
+        return [h for h in self.heuristics if app_type in h.app_types]
+
     def evaluate(self, app: Any) -> list[HeuristicResult]:
         """One result per applicable heuristic; a heuristic that raises gives NONE with the error as detail."""
-        app_type = app_type_of(app)
         results = []
         forget_task_tables()
-        for heuristic in self.heuristics:
-            if app_type not in heuristic.app_types:
-                continue
+        for heuristic in self.applicable(app):
             try:
                 result = heuristic.evaluate(app)
                 if not isinstance(result, HeuristicResult):

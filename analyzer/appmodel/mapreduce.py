@@ -347,6 +347,11 @@ class MapReduceApp:
     stats: ParseStats = field(default_factory=ParseStats)
 
     @property
+    def app_type(self) -> str:
+        """What the heuristic suite matches against each heuristic's ``app_types``."""
+        return "mapreduce"
+
+    @property
     def duration_ms(self) -> int | None:
         """Submit to finish, the job's runtime as the JobHistory Server shows it."""
         if self.submit_ms is None or self.finish_ms is None:

@@ -63,7 +63,7 @@ _APP_AND_ATTEMPT = re.compile(r"(?P<app>application_\d+_\d+|[^_]*\d{4}[^_]*)(?:_
 # Files that share folders with event logs but are certainly not event logs: skipped without a complaint.
 _NOT_LOG_SUFFIXES: Final = frozenset(
     {"crc", "json", "md", "txt", "csv", "tsv", "xml", "properties", "jhist", "py", "sh", "html", "yaml", "yml"}
-    | {"conf", "jar", "zip", "tar", "tgz", "pdf", "png", "jpg", "svg"}
+    | {"conf", "jar", "zip", "tar", "tgz", "pdf", "png", "jpg", "svg", "summary"}  # .summary: JobHistory's
 )
 
 

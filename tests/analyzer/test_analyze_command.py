@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import re
+import shutil
 from pathlib import Path
 
 import orjson
@@ -13,6 +15,7 @@ from django.test import override_settings
 
 from analyzer.models import AnalyzedApp, HeuristicResult, StageSummary
 from fetchers.eventlog import find_event_logs
+from fetchers.jhist import read_jobs
 from fetchers.spark_eventlog import read_apps
 
 SPARK_4_LOGS = "spark-generated/spark-4.1.1/event-logs"
@@ -223,3 +226,217 @@ def test_every_reference_log_is_analyzed_and_broken_ones_say_so(refdata: Path) -
         matching = [r for r in records if Path(r["source"]).name == name]
         assert matching, name
         assert all(r["partial"] or r["warnings"] for r in matching), why
+
+
+# ---- MapReduce job histories (.jhist) ----------------------------------------------------------------------------
+
+JHIST_DIR = "hadoop/jhist"
+HS_JOBS = f"{JHIST_DIR}/hadoop-hs-test-resources"
+SLEEP_JOB = f"{HS_JOBS}/job_1329348432655_0001-1329348443227-user-Sleep+job-1329348468601-10-1-SUCCEEDED-default.jhist"
+FAILED_JOB = f"{HS_JOBS}/job_2.4.0-FAILED.jhist"
+
+
+def test_a_jhist_file_prints_one_json_object_in_the_spark_shape_with_map_and_reduce_phases(refdata: Path) -> None:
+    (spark_record,) = json_lines(run(str(refdata / PLAIN_LOG), "--format", "json", "--no-store")[1])
+
+    code, stdout, stderr = run(str(refdata / SLEEP_JOB), "--format", "json", "--no-store")
+
+    assert (code, stderr) == (0, "")
+    (record,) = json_lines(stdout)
+    assert set(record) == set(spark_record)
+    assert (record["app_id"], record["app_type"], record["job_type"]) == (
+        "job_1329348432655_0001",
+        "MAPREDUCE",
+        "HadoopJava",
+    )
+    assert record["template"] == "mapreduce:@user:Sleep job"
+    assert record["status"] == "SUCCEEDED"
+    assert record["spark_version"] is None
+    assert [(s["stage_id"], s["name"], s["num_tasks"]) for s in record["stages"]] == [(0, "map", 10), (1, "reduce", 2)]
+    assert [set(s) for s in record["stages"]] == [set(spark_record["stages"][0])] * 2
+    assert record["metrics"]["used_gb_hours"] > record["metrics"]["wasted_gb_hours"] > 0
+    assert record["metrics"]["wait_time_ms"] >= 0
+
+
+@pytest.mark.django_db
+def test_a_history_directory_prints_every_job_and_stores_them_as_mapreduce(refdata: Path) -> None:
+    directory = refdata / JHIST_DIR
+    expected = sorted(o.app.job_id for o in read_jobs(directory) if o.app is not None)
+
+    code, stdout, stderr = run(str(directory), "--format", "json")
+
+    assert (code, stderr) == (0, "")
+    records = json_lines(stdout)
+    assert sorted(r["app_id"] for r in records) == expected
+    assert len(expected) == 9
+    stored = AnalyzedApp.objects.filter(pk__in=[r["stored_id"] for r in records])
+    assert {app.app_type for app in stored} == {"MAPREDUCE"}
+    assert stored.count() == 9
+    assert StageSummary.objects.filter(app__in=stored, stage_id=0, name="map").count() == 9
+
+
+def test_a_directory_with_spark_logs_and_job_histories_prints_both(refdata: Path, tmp_path: Path) -> None:
+    shutil.copy(refdata / PLAIN_LOG, tmp_path / "local-1795326055348")
+    shutil.copy(refdata / FAILED_JOB, tmp_path / "job_2.4.0-FAILED.jhist")
+
+    code, stdout, stderr = run(str(tmp_path), "--format", "json", "--no-store")
+
+    assert (code, stderr) == (0, "")
+    assert sorted((r["app_type"], r["status"]) for r in json_lines(stdout)) == [
+        ("MAPREDUCE", "FAILED"),
+        ("SPARK", "SUCCEEDED"),
+    ]
+
+
+def test_a_directory_with_neither_exits_2_with_one_line(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("nothing to see")
+
+    code, stdout, stderr = run(str(tmp_path), "--no-store")
+
+    assert code == 2
+    assert stdout == ""
+    assert stderr.splitlines() == [f"hindsight: {tmp_path}: no Spark event logs or MapReduce job histories found"]
+
+
+def test_text_output_names_a_jobs_kind_and_job_type(refdata: Path) -> None:
+    code, stdout, _stderr = run(str(refdata / SLEEP_JOB), "--no-store")
+
+    assert code == 0
+    assert "user user, MapReduce (HadoopJava), SUCCEEDED, runtime 25.4 s" in stdout
+    assert "needed memory from peak task memory" in stdout
+
+
+def test_a_corrupt_jhist_exits_2_with_one_line_and_the_other_jobs_still_printed(refdata: Path, tmp_path: Path) -> None:
+    corrupt = tmp_path / "job_1_0001-corrupt.jhist"
+    corrupt.write_bytes(bytes(range(256)) * 8)
+
+    code, stdout, stderr = run(str(corrupt), str(refdata / SLEEP_JOB), "--format", "json", "--no-store")
+
+    assert code == 2
+    (line,) = stderr.splitlines()
+    assert line.startswith(f"hindsight: {corrupt}: ")
+    assert [r["app_id"] for r in json_lines(stdout)] == ["job_1329348432655_0001"]
+
+
+# Bad input (issue 4, section 6): each one a warning on the result, never a crash, nothing else lost.
+
+
+@pytest.mark.django_db
+def test_a_truncated_jhist_is_analyzed_as_partial_and_incomplete_and_exits_0(refdata: Path, tmp_path: Path) -> None:
+    data = (refdata / SLEEP_JOB).read_bytes()
+    cut = tmp_path / "job_1329348432655_0001.jhist"
+    cut.write_bytes(data[: len(data) * 2 // 3])
+
+    code, stdout, stderr = run(str(cut), str(refdata / FAILED_JOB), "--format", "json")
+
+    assert (code, stderr) == (0, "")
+    truncated, failed = json_lines(stdout)
+    assert (truncated["partial"], truncated["status"], truncated["end_ms"]) == (True, "INCOMPLETE", None)
+    assert truncated["metrics"]["end_basis"] == "last_event"
+    assert truncated["warnings"]
+    assert truncated["stored_id"] is not None
+    assert failed["status"] == "FAILED"
+
+
+def test_a_conf_with_unresolvable_variables_is_a_warning(refdata: Path) -> None:
+    code, stdout, stderr = run(str(refdata / SLEEP_JOB), "--format", "json", "--no-store")
+
+    assert (code, stderr) == (0, "")
+    (record,) = json_lines(stdout)
+    assert any("reference variables not defined" in w and "${user.name}" in w for w in record["warnings"])
+
+
+@pytest.mark.django_db
+def test_a_job_without_counters_is_analyzed_with_unknown_waste(refdata: Path, tmp_path: Path) -> None:
+    stripped = tmp_path / "job_1329348432655_0001.jhist"
+    lines = (refdata / SLEEP_JOB).read_bytes().splitlines(keepends=True)
+    stripped.write_bytes(
+        b"".join(
+            re.sub(rb'"(counters|totalCounters|mapCounters|reduceCounters)":\{.*?\]\}\]\}', rb'"\1":null', line)
+            for line in lines
+        )
+    )
+
+    code, stdout, stderr = run(str(stripped), "--format", "json")
+
+    assert (code, stderr) == (0, "")
+    (record,) = json_lines(stdout)
+    assert record["metrics"]["wasted_gb_hours"] is None
+    assert record["metrics"]["used_gb_hours"] > 0
+    assert any("wasted memory is unknown" in w for w in record["warnings"])
+    assert record["stages"][0]["num_tasks"] == 10
+
+
+@pytest.mark.django_db
+def test_jobs_whose_tasks_never_succeeded_are_failed_with_their_failures_counted(refdata: Path) -> None:
+    failed_jobs = sorted((refdata / HS_JOBS).glob("*FAILED*.jhist"))
+
+    code, stdout, stderr = run(*map(str, failed_jobs), "--format", "json")
+
+    assert (code, stderr) == (0, "")
+    records = json_lines(stdout)
+    assert len(records) == len(failed_jobs) == 4
+    for record in records:
+        assert record["status"] == "FAILED"
+        assert record["metrics"]["num_failed_tasks"] >= 1
+        assert record["stages"][0]["status"] == "FAILED"
+        assert record["stored_id"] is not None
+
+
+def _write_big_job(path: Path, maps: int, reduces: int) -> None:
+    """A job of ``maps`` + ``reduces`` tasks, each 1 s long with 512 MiB physical memory, streamed to ``path``."""
+    counters = {
+        "name": "COUNTERS",
+        "groups": [
+            {
+                "name": "org.apache.hadoop.mapreduce.TaskCounter",
+                "counts": [{"name": "PHYSICAL_MEMORY_BYTES", "value": 512 << 20}],
+            }
+        ],
+    }
+
+    def event(etype: str, **body: object) -> bytes:
+        return orjson.dumps({"type": etype, "event": {f"org.apache.hadoop.mapreduce.jobhistory.{etype}": body}}) + b"\n"
+
+    with path.open("wb") as f:
+        f.write(b'Avro-Json\n{"type":"record","name":"Event"}\n')
+        f.write(event("JOB_SUBMITTED", jobid="job_1_0001", jobName="big", userName="u", submitTime=1000))
+        f.write(event("JOB_INITED", jobid="job_1_0001", launchTime=2000, totalMaps=maps, totalReduces=reduces))
+        for kind, n, letter in (("MAP", maps, "m"), ("REDUCE", reduces, "r")):
+            for i in range(n):
+                task = {"taskid": f"task_1_0001_{letter}_{i:06d}", "taskType": kind}
+                attempt = {**task, "attemptId": f"attempt_1_0001_{letter}_{i:06d}_0"}
+                f.write(event(f"{kind}_ATTEMPT_STARTED", **attempt, startTime=3000))
+                f.write(
+                    event(
+                        f"{kind}_ATTEMPT_FINISHED",
+                        **attempt,
+                        taskStatus="SUCCEEDED",
+                        finishTime=4000,
+                        hostname=f"h{i % 50}",
+                        counters=counters,
+                    )
+                )
+                f.write(event("TASK_FINISHED", **task, finishTime=4000, status="SUCCEEDED"))
+        f.write(event("JOB_FINISHED", jobid="job_1_0001", finishTime=9000, finishedMaps=maps, finishedReduces=reduces))
+
+
+@pytest.mark.django_db
+def test_a_100k_task_job_is_analyzed_and_stored_with_its_phase_totals(tmp_path: Path) -> None:
+    maps, reduces = 80_000, 20_000
+    path = tmp_path / "job_1_0001-big.jhist"
+    _write_big_job(path, maps, reduces)
+
+    code, stdout, stderr = run(str(path), "--format", "json")
+
+    assert (code, stderr) == (0, "")
+    (record,) = json_lines(stdout)
+    assert record["metrics"]["num_tasks"] == maps + reduces
+    assert [(s["name"], s["num_tasks"], s["executor_run_time_ms"]) for s in record["stages"]] == [
+        ("map", maps, maps * 1000),
+        ("reduce", reduces, reduces * 1000),
+    ]
+    # 1 GiB default containers for 100k task-seconds; each needed 1.5 x 512 MiB, so a quarter was wasted.
+    assert record["metrics"]["used_gb_hours"] == pytest.approx(100_000 / 3600)
+    assert record["metrics"]["wasted_gb_hours"] == pytest.approx(100_000 / 3600 / 4)
+    assert StageSummary.objects.filter(app_id=record["stored_id"]).count() == 2

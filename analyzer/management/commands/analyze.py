@@ -1,9 +1,13 @@
-"""``manage.py analyze PATH [PATH ...] [--format text|json] [--no-store]``: analyze Spark event logs.
+"""``manage.py analyze PATH [PATH ...] [--format text|json] [--no-store]``: analyze Spark event logs and MapReduce
+job histories.
 
 The contract CI scripts rely on:
 
-* Each PATH is an event-log file or a directory (scanned for logs). Apps are read, analyzed, printed and stored
-  one at a time, so memory stays bounded by one app.
+* Each PATH is a Spark event-log file, a MapReduce ``.jhist`` job-history file (its ``<job id>_conf.xml`` read from
+  beside it), or a directory, scanned for both (a JobHistory Server's ``done`` and ``done_intermediate`` trees
+  included). Apps are read, analyzed, printed and stored one at a time, so memory stays bounded by one app.
+* A MapReduce job prints the same JSON object as a Spark app, with ``app_type`` ``MAPREDUCE``, its map and reduce
+  phases as ``stages`` 0 and 1, and ``spark_version`` null.
 * ``--format json`` prints JSON Lines: one object per application (``AnalysisReport.to_json_dict`` lists the
   keys) plus ``stored_id`` (the stored app's id, null with ``--no-store``).
 * ``--no-store`` never touches the database (works with no database configured).
@@ -14,7 +18,8 @@ The contract CI scripts rely on:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Final
 
@@ -25,19 +30,26 @@ from django.db import DatabaseError
 
 import heuristics
 from analyzer import jobinfo
+from analyzer.appmodel.mapreduce import MapReduceApp
 from analyzer.appmodel.redaction import Redactor
+from analyzer.appmodel.spark import SparkApp
 from analyzer.pipeline import AnalysisReport, HeuristicSuite, analyze
-from fetchers.spark_eventlog import read_apps
+from fetchers.jhist import JHIST_SUFFIX, MapReduceReadOutcome, read_jobs
+from fetchers.spark_eventlog import ReadOutcome, read_apps
 
 EXIT_STORE_FAILED: Final = 1
 EXIT_UNREADABLE_INPUT: Final = 2
 EXIT_BAD_CONFIG: Final = 3
 _JSON_OPTIONS: Final = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+# The readers' "nothing under this directory" errors (fetchers.eventlog.layout, fetchers.jhist): not an error when
+# the other reader found something there.
+_NOTHING_FOUND: Final = re.compile(r": no event logs found(?: \(|$)|: no \.jhist job-history files found$")
 _SHOWN_FROM: Final = heuristics.Severity.MODERATE
 _WASTE_BASES: Final = {
     "peak_jvm_memory": "peak JVM memory",
     "task_time": "task time",
     "mixed": "peak JVM memory where logged, else task time",
+    "peak_task_memory": "peak task memory",
 }
 
 
@@ -68,9 +80,13 @@ def render_text(report: AnalysisReport, stored: str) -> str:
     """A readable verdict: identity, severity and score, findings at MODERATE and above with advice."""
     metrics = report.metrics
     attempt = f" attempt {printable(report.attempt_id)}" if report.attempt_id else ""
+    if report.app_type == "MAPREDUCE":
+        kind = f"MapReduce ({printable(report.job.job_type)})" if report.job.job_type else "MapReduce"
+    else:
+        kind = f"Spark {printable(report.spark_version or 'unknown')}"
     lines = [
         f"{printable(report.app_id)}{attempt}: {printable(report.app_name) or '(no name)'}",
-        f"  user {printable(report.user) or 'unknown'}, Spark {printable(report.spark_version or 'unknown')}, "
+        f"  user {printable(report.user) or 'unknown'}, {kind}, "
         f"{report.status}{' (partial log)' if report.partial else ''}, "
         f"runtime {_duration(metrics.runtime_ms if metrics else None)}",
         f"  source {printable(report.source)}",
@@ -100,16 +116,18 @@ def render_text(report: AnalysisReport, stored: str) -> str:
 
 class Command(BaseCommand):
     help = (
-        "Analyze Spark event logs (files, or directories scanned for logs): print a verdict per application "
-        "and store it. Exit 0 when every input was analyzed, 2 when some input was unreadable (one "
-        "'hindsight: <path>: <reason>' line each on stderr, the others still analyzed), 3 on a bad "
+        "Analyze Spark event logs and MapReduce .jhist job histories (files, or directories scanned for both): "
+        "print a verdict per application and store it. Exit 0 when every input was analyzed, 2 when some input "
+        "was unreadable (one 'hindsight: <path>: <reason>' line each on stderr, the others still analyzed), 3 on a bad "
         "heuristics configuration, 1 when a report could not be stored."
     )
     # The command must run without a database (--no-store) and without the web UI: no system checks.
     requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("paths", nargs="+", metavar="PATH", help="event-log file or directory of logs")
+        parser.add_argument(
+            "paths", nargs="+", metavar="PATH", help="event-log or .jhist file, or a directory of either"
+        )
         parser.add_argument(
             "--format",
             dest="output_format",
@@ -142,30 +160,71 @@ class Command(BaseCommand):
             raise SystemExit(EXIT_STORE_FAILED)
 
     def _analyze_input(self, raw_path: str) -> int:
-        """Analyze, store and print every app under one input; the number of unreadable logs found there."""
+        """Analyze, store and print every app under one input; the number of unreadable logs found there.
+
+        A ``.jhist`` file is a MapReduce job; another file a Spark event log; a directory is scanned for both, and
+        only when it holds neither is that an error.
+        """
         path = Path(raw_path).expanduser()
         if not path.exists():
             self.error(raw_path, "no such file or directory")
             return 1
+        path = path.resolve()
+        readers: list[tuple[str, Callable[[], Iterable[ReadOutcome | MapReduceReadOutcome]]]]
+        if path.is_file() and path.name.endswith(JHIST_SUFFIX):
+            readers = [("MapReduce job histories", lambda: read_jobs(path, self.patterns))]
+        elif path.is_file():
+            readers = [("Spark event logs", lambda: read_apps(path, self.patterns))]
+        else:
+            readers = [
+                ("Spark event logs", lambda: read_apps(path, self.patterns)),
+                ("MapReduce job histories", lambda: read_jobs(path, self.patterns)),
+            ]
+        found = unreadable = 0
+        nothing_found: list[str] = []  # each reader's own "nothing here" line, kept until all readers are done
+        for kind, outcomes in readers:
+            reader_found, reader_unreadable = self._analyze_outcomes(raw_path, kind, outcomes, path, nothing_found)
+            found += reader_found
+            unreadable += reader_unreadable
+        if not found:
+            detail = next((line for line in nothing_found if "(" in line), "")
+            detail = detail[detail.index("(") :] if detail else ""
+            self.error(raw_path, f"no {' or '.join(kind for kind, _ in readers)} found{' ' + detail if detail else ''}")
+            return unreadable + 1
+        return unreadable
+
+    def _analyze_outcomes(
+        self,
+        raw_path: str,
+        kind: str,
+        outcomes: Callable[[], Iterable[ReadOutcome | MapReduceReadOutcome]],
+        path: Path,
+        nothing_found: list[str],
+    ) -> tuple[int, int]:
+        """(apps and unreadable logs found, unreadable ones) of one reader's outcomes, each app analyzed, stored
+        and printed. The reader's "nothing found under path" outcome is not printed but added to ``nothing_found``."""
         found = unreadable = 0
         try:
-            for outcome in read_apps(path.resolve(), self.patterns):
-                found += 1
+            for outcome in outcomes():
                 if outcome.app is None:
-                    self.error(outcome.source, (outcome.error or "unreadable").removeprefix(f"{outcome.source}: "))
+                    error = outcome.error or "unreadable"
+                    if outcome.source == str(path) and _NOTHING_FOUND.search(error):
+                        nothing_found.append(error)
+                        continue
+                    found += 1
+                    self.error(outcome.source, error.removeprefix(f"{outcome.source}: "))
                     unreadable += 1
                     continue
-                outcome.app.source = outcome.app.source or outcome.source
-                report = analyze(outcome.app, self.suite, self.jobinfo_config)
+                found += 1
+                app: SparkApp | MapReduceApp = outcome.app
+                app.source = app.source or outcome.source
+                report = analyze(app, self.suite, self.jobinfo_config)
                 stored_id = None if self.no_store else self._store(report)
                 self._print(report, stored_id)
         except Exception as exc:  # a reader bug on one input must not cost the other inputs
-            self.error(raw_path, f"cannot read: {type(exc).__name__}: {exc}")
-            return unreadable + 1
-        if not found:
-            self.error(raw_path, "no Spark event logs found")
-            return 1
-        return unreadable
+            self.error(raw_path, f"cannot read {kind}: {type(exc).__name__}: {exc}")
+            return found + 1, unreadable + 1
+        return found, unreadable
 
     def _load_suite(self) -> HeuristicSuite:
         origin = settings.HINDSIGHT_HEURISTICS_FILE or "heuristics configuration"

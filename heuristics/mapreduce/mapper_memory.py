@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+from analyzer.appmodel.mapreduce import MapReduceApp, MRPhase
+from heuristics.mapreduce._memory import MemoryBase
+from heuristics.registry import register
+
+
+@register
+class MapperMemory(MemoryBase):
+    """Mappers ask for much bigger containers than they use.
+
+    What it measures:
+        The average physical memory of the succeeded map tasks (PHYSICAL_MEMORY_BYTES, each task's largest
+        snapshot) / the container memory the job asked for (mapreduce.map.memory.mb). Lower is worse. The
+        severity is capped by how big the container is, as a multiple of container_memory_default_mb
+        (container_memory): asking for about the cluster's usual size wastes little, whatever the ratio.
+
+    Why it matters:
+        YARN reserves the whole container for the task's lifetime. Memory asked for and not used is memory no
+        other task can have, so fewer tasks run at once on the cluster.
+
+    What to change:
+        Lower mapreduce.map.memory.mb towards the peak the tasks need (with headroom), and the -Xmx in
+        mapreduce.map.java.opts with it (about 75-80% of the container).
+
+    Differences from Dr. Elephant:
+        Same formula and code defaults: the container cap is 1.1 / 1.5 / 2 / 2.5 x 2048 MB as Dr. Elephant's
+        code has it (its shipped XML comment says 1, which was never applied). The container size is read
+        from the job conf with every ${var} resolved, not only one level. A conf without the key, or with -1
+        (Hadoop 3 derives it from the heap), gives NONE with a note instead of an error; tasks that logged no
+        physical memory are left out rather than averaged in as zeros. Failed jobs are not judged, as in
+        Dr. Elephant.
+    """
+
+    code = "mapreduce.mapper_memory"
+    name = "Mapper memory"
+    conf_keys = ("mapreduce.map.memory.mb", "mapred.job.map.memory.mb")
+    advice = "Lower mapreduce.map.memory.mb (and -Xmx in mapreduce.map.java.opts) towards what the mappers use."
+
+    def phase(self, app: MapReduceApp) -> MRPhase:
+        return app.maps

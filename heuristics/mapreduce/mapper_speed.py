@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import numpy as np
+
+from analyzer.appmodel.mapreduce import MapReduceApp
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.mapreduce.common import (
+    MAPREDUCE,
+    counted,
+    judge_sides,
+    minutes,
+    no_tasks,
+    not_judged_unless_succeeded,
+    phase_stages,
+    select_tasks,
+)
+from heuristics.registry import register
+from heuristics.severity import Ascending, Descending
+from heuristics.units import MIB, format_bytes, format_duration
+
+
+@register
+class MapperSpeed(Heuristic["MapperSpeed.Config"]):
+    """Mappers read their input slowly for how long they run.
+
+    What it measures:
+        For each succeeded map task with counters: the bytes it read from HDFS and S3 / its run time. The
+        median of those speeds, as a fraction of a disk's read speed (disk_read_speed_mib_s), is judged
+        lower-is-worse (disk_speed), capped by the median task run time (runtime_min): a slow mapper that ends
+        in a minute costs little.
+
+    Why it matters:
+        A mapper that reads slowly is not waiting on the disk: it is busy computing (a CPU-heavy map function,
+        expensive parsing or regular expressions, decompression) or writing far more than it reads. Its input
+        is not what limits it, so more mappers with less input each will not help by themselves.
+
+    What to change:
+        Profile the map function and make it cheaper (parse once, avoid per-record object creation and
+        regular expressions), move heavy work to after a filter, and check the output size: a mapper emitting
+        much more than it reads spends its time writing and spilling.
+
+    Differences from Dr. Elephant:
+        Same formula and thresholds (median speed vs 1/2, 1/4, 1/8, 1/32 of 100 MiB/s; median run time 5, 10,
+        15, 30 minutes). A task with a zero run time is left out (Dr. Elephant divided by it), tasks that logged
+        no counters are left out with a note, and failed jobs are not judged, as in Dr. Elephant.
+    """
+
+    code = "mapreduce.mapper_speed"
+    name = "Mapper speed"
+    app_types = MAPREDUCE
+
+    class Config(HeuristicConfig, frozen=True):
+        disk_speed: Descending  # median read speed as a fraction of disk_read_speed_mib_s (lower is worse)
+        runtime_min: Ascending  # median task run time in minutes; caps the speed's severity
+        disk_read_speed_mib_s: float  # what a disk reads per second, the speed scale
+
+    def evaluate(self, app: MapReduceApp) -> HeuristicResult:
+        if (skipped := not_judged_unless_succeeded(self, app)) is not None:
+            return skipped
+        cfg = self.config
+        phase = app.maps
+        selection = select_tasks(phase, counters=True, timed=True)
+        if not selection.count:
+            return no_tasks(self, phase, selection, "counters and a duration")
+        rows = selection.rows
+        read = phase.tasks.filesystem_bytes_read[rows].astype(np.float64)
+        runtime = phase.tasks.duration_ms[rows].astype(np.float64)
+        speeds = read * 1000 / runtime
+        median_speed = float(np.median(speeds))
+        median_runtime = float(np.median(runtime))
+        observed: Observed = {"tasks": selection.count, "median_speed_bytes_s": median_speed}
+        observed["median_runtime_ms"] = median_runtime
+        sides = [
+            {
+                "disk_speed": median_speed / (cfg.disk_read_speed_mib_s * MIB),
+                "runtime_min": minutes(median_runtime),
+            }
+        ]
+        severity, _ = judge_sides(self, observed, sides)
+        details = [
+            ("Number of tasks", str(counted(phase))),
+            ("Median task input size", format_bytes(float(np.median(read)))),
+            ("Median task runtime", format_duration(median_runtime)),
+            ("Median task speed", f"{format_bytes(median_speed)}/s"),
+            *selection.notes,
+        ]
+        return self.result(
+            severity,
+            counted=counted(phase),
+            details=details,
+            advice="Make the map function cheaper (it is CPU-bound, not input-bound), or check how much it writes.",
+            observed=observed,
+            stages=phase_stages(phase, severity),
+        )
