@@ -102,6 +102,16 @@ HINDSIGHT_RETRY_BASE_S = float(os.environ.get("HINDSIGHT_RETRY_BASE_S", "15"))
 HINDSIGHT_RETRY_MAX_S = float(os.environ.get("HINDSIGHT_RETRY_MAX_S", "900"))
 HINDSIGHT_CLAIM_LEASE_S = int(os.environ.get("HINDSIGHT_CLAIM_LEASE_S", "2400"))
 HINDSIGHT_ENQUEUE_GRACE_S = int(os.environ.get("HINDSIGHT_ENQUEUE_GRACE_S", "900"))
+# MapReduce jobs fetched from a JobHistory Server: tasks fetched per phase (0: all; failed tasks always) and
+# requests in flight at once toward it (the server is the bottleneck). Unset: 1000 and 4.
+HINDSIGHT_JOBHISTORY_TASK_SAMPLE = (
+    int(os.environ["HINDSIGHT_JOBHISTORY_TASK_SAMPLE"]) if os.environ.get("HINDSIGHT_JOBHISTORY_TASK_SAMPLE") else None
+)
+HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY = (
+    int(os.environ["HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY"])
+    if os.environ.get("HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY")
+    else None
+)
 # How often a source lists its last relist_lookback_s again, for apps its server listed after their window passed.
 HINDSIGHT_RELIST_EVERY_S = int(os.environ.get("HINDSIGHT_RELIST_EVERY_S", "300"))
 # /healthz checks the broker: "required", "off" (the poll loop or poll --once, no Celery), or "auto" (required

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
-from analyzer.appmodel import SparkApp
+from analyzer.appmodel import MapReduceApp, SparkApp
 
 
 class BackendError(Exception):
@@ -76,7 +76,7 @@ class Backend:
         """Applications that finished in [start_ms, end_ms), oldest first."""
         raise NotImplementedError
 
-    def fetch(self, ref: AppRef) -> SparkApp:
+    def fetch(self, ref: AppRef) -> SparkApp | MapReduceApp:
         """The app model of one listed attempt; raises BackendError."""
         raise NotImplementedError
 
@@ -138,7 +138,12 @@ def register(backend: type[Backend]) -> type[Backend]:
 
 
 # Imported on first use, so that reading a log never pulls in the HTTP stack.
-BUILTIN_MODULES: Final = ("fetchers.spark_history", "fetchers.yarn_rm", "fetchers.eventlog_dir")
+BUILTIN_MODULES: Final = (
+    "fetchers.spark_history",
+    "fetchers.yarn_rm",
+    "fetchers.eventlog_dir",
+    "fetchers.jobhistory",
+)
 
 
 def backend_for(name: str, **params: Any) -> Backend:

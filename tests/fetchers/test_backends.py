@@ -141,5 +141,5 @@ def test_every_built_in_backend_is_found_by_name() -> None:
 def test_an_unknown_backend_name_lists_the_known_ones() -> None:
     from fetchers.backends import ParameterError, backend_for
 
-    with pytest.raises(ParameterError, match="known: eventlog-dir, spark-history, yarn-rm"):
+    with pytest.raises(ParameterError, match="known: eventlog-dir, mapreduce-jobhistory, spark-history, yarn-rm"):
         backend_for("nope")
