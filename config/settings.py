@@ -124,6 +124,9 @@ CELERY_BROKER_URL = os.environ.get("HINDSIGHT_BROKER_URL", "redis://127.0.0.1:63
 # A task is acknowledged once done, so a worker dying mid-poll gives it back to the broker; claims keep it once.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# One more worker process than cores: each app task also waits on the database and the log's storage, and the
+# throughput benchmark measured 12.5 apps/s with 2 processes on 2 cores against 13.8 with 3 (docs/BENCHMARKS.md).
+CELERY_WORKER_CONCURRENCY = int(os.environ.get("HINDSIGHT_WORKER_CONCURRENCY", str((os.cpu_count() or 1) + 1)))
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # long polls: a worker takes one at a time, the others stay free
 # A source pass that hangs (a server never answering) is stopped; its claims' lease lets another take them.
 CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("HINDSIGHT_TASK_SOFT_TIME_LIMIT_S", "1500"))
