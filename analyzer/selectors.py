@@ -7,7 +7,7 @@ frozen dataclasses whose related rows are already loaded, so templates never tri
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
@@ -577,3 +577,115 @@ def sources_overview(*, now: datetime, failures_per_source: int = 5) -> list[Clu
             )
         overview.append(ClusterSources(name=cluster.name, cluster_id=cluster.pk, sources=statuses))
     return overview
+
+
+# The REST API and the CI gate (webui/api, manage.py gate)
+
+
+def app_id_exact(text: str) -> Q:
+    """Match one app id exactly, typed with either ``application_``/``job_`` prefix or none (unlike the search box,
+    a bare fragment does not match ids that merely contain it)."""
+    text = text.strip()
+    lowered = text.lower()
+    core = text
+    for prefix in APP_ID_PREFIXES:
+        if lowered.startswith(prefix) and len(text) > len(prefix):
+            core = text[len(prefix) :]
+            break
+    match = Q(app_id=text) | Q(app_id__iexact=core)
+    for prefix in APP_ID_PREFIXES:
+        match |= Q(app_id__iexact=prefix + core)
+    return match
+
+
+def app_attempts_by_id(*, app_id: str, attempt: str = "", cluster: str = "") -> list[AnalyzedApp]:
+    """Every stored row of one app id (any source, cluster and attempt), latest ended first.
+
+    ``attempt`` and ``cluster`` (a cluster name) narrow the rows; the first row is the one a detail shows.
+    """
+    rows = AnalyzedApp.objects.filter(app_id_exact(app_id)).select_related("cluster")
+    if attempt:
+        rows = rows.filter(attempt_id=attempt)
+    if cluster:
+        rows = rows.filter(cluster__name=cluster)
+    light = rows.only(
+        "app_id", "attempt_id", "source", "cluster__name", "status", "start_time", "end_time", "severity", "score"
+    )
+    return list(_latest_first(light))
+
+
+@dataclass(frozen=True, slots=True)
+class GateVerdict:
+    """A CI gate's answer on one app: fail when any judged finding is above ``max_severity``."""
+
+    app: AnalyzedApp
+    max_severity: int
+    severity: int  # the worst severity among the judged findings (NONE when there are none)
+    failed: list[HeuristicResult]  # the judged findings above the bar, most severe first
+    judged: list[HeuristicResult]
+
+    @property
+    def passed(self) -> bool:
+        return not self.failed
+
+    @property
+    def reason(self) -> str:
+        """One line for a CI log."""
+        app = self.app.app_id + (f" attempt {self.app.attempt_id}" if self.app.attempt_id else "")
+        bar = Severity(self.max_severity).name
+        if self.passed:
+            return f"pass: {app} has no finding above {bar} (worst {Severity(self.severity).name})"
+        worst = ", ".join(f"{r.code}={Severity(r.severity).name}" for r in self.failed)
+        return f"fail: {app} has {len(self.failed)} finding(s) above {bar}: {worst}"
+
+
+def gate_target(
+    *, app_id: str = "", job_def_id: str = "", flow_def_id: str = "", template: str = "", cluster: str = ""
+) -> AnalyzedApp | None:
+    """The app a gate judges: the given app id's latest attempt, or the latest run of a job definition, flow
+    definition or template (the latest ended app carrying that key). None when nothing is analyzed yet."""
+    apps = AnalyzedApp.objects.all()
+    if app_id:
+        apps = apps.filter(app_id_exact(app_id))
+    if job_def_id:
+        apps = apps.filter(job_def_id=job_def_id)
+    if flow_def_id:
+        apps = apps.filter(flow_def_id=flow_def_id)
+    if template:
+        apps = apps.filter(template=template)
+    if cluster:
+        apps = apps.filter(cluster__name=cluster)
+    light = apps.select_related("cluster").defer("metrics", "parse_stats", "spark_properties", "warnings")
+    return _latest_first(light).first()
+
+
+def gate_verdict(*, app: AnalyzedApp, max_severity: int, heuristics: Sequence[str] = ()) -> GateVerdict:
+    """Judge ``app``'s findings (only those of ``heuristics`` when given) against ``max_severity``."""
+    results = HeuristicResult.objects.filter(app=app).prefetch_related("details").order_by("-severity", "position")
+    judged = [r for r in results if not heuristics or r.code in heuristics]
+    return GateVerdict(
+        app=app,
+        max_severity=max_severity,
+        severity=max((r.severity for r in judged), default=Severity.NONE),
+        failed=[r for r in judged if r.severity > max_severity],
+        judged=judged,
+    )
+
+
+def heuristic_codes() -> set[str] | None:
+    """The codes of the configured heuristic suite; None when it cannot load (then codes are not checked)."""
+    try:
+        from heuristics import load_suite  # imported late, as the help pages do: a broken suite must not break reads
+
+        return {h.code for h in load_suite().heuristics}
+    except Exception:
+        return None
+
+
+def parse_severity(text: str) -> int | None:
+    """A severity given by name (``moderate``, any case) or number (``0``..``4``); None when it is neither."""
+    text = text.strip()
+    for level in Severity:
+        if text.upper() == level.name or text == str(level.value):
+            return level.value
+    return None

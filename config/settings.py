@@ -43,6 +43,11 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "analyzer",
     "webui",
 ]
@@ -117,6 +122,42 @@ HINDSIGHT_RELIST_EVERY_S = int(os.environ.get("HINDSIGHT_RELIST_EVERY_S", "300")
 # /healthz checks the broker: "required", "off" (the poll loop or poll --once, no Celery), or "auto" (required
 # with PostgreSQL, not checked with the embedded SQLite). See docs/SOURCES.md "Operating".
 HINDSIGHT_HEALTH_BROKER = os.environ.get("HINDSIGHT_HEALTH_BROKER", "auto")
+
+# The REST API (/api/v1/, webui/api). HINDSIGHT_API_AUTH: "open" (reads need no login, as the History Server's
+# don't) or "token" (a DRF token, "Authorization: Token <key>", or a signed-in session is required to read).
+# Throttle rates ("<n>/<second|minute|hour|day>", empty for none) apply per client address, or per user when
+# signed in.
+HINDSIGHT_API_AUTH = os.environ.get("HINDSIGHT_API_AUTH", "open").strip().lower()
+if HINDSIGHT_API_AUTH not in {"open", "token"}:
+    raise ValueError(f"HINDSIGHT_API_AUTH must be open or token, not {HINDSIGHT_API_AUTH!r}")
+HINDSIGHT_API_THROTTLE_ANON = os.environ.get("HINDSIGHT_API_THROTTLE_ANON", "600/minute").strip()
+HINDSIGHT_API_THROTTLE_USER = os.environ.get("HINDSIGHT_API_THROTTLE_USER", "3000/minute").strip()
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["webui.api.permissions.ApiReadAccess"],
+    "DEFAULT_THROTTLE_CLASSES": ["webui.api.throttling.ApiAnonThrottle", "webui.api.throttling.ApiUserThrottle"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "webui.api.errors.api_exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Hindsight API",
+    "DESCRIPTION": "Read-only access to analyzed Spark and MapReduce applications, the heuristic catalogue, "
+    'cluster sources and a CI gate. Errors are {"error": {"code", "message", "field"}}.',
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI's files come from the drf-spectacular-sidecar package: nothing is loaded from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "ENUM_NAME_OVERRIDES": {"SeverityEnum": "webui.api.serializers.SEVERITY_NAMES"},
+}
 
 # Celery (worker + beat, the production run mode; docs/SOURCES.md "Run modes"). Redis by default;
 # HINDSIGHT_BROKER_URL=amqp://guest:guest@127.0.0.1:5672// uses RabbitMQ instead.

@@ -1,0 +1,45 @@
+"""One error body for every API failure: ``{"error": {"code": ..., "message": ..., "field": ...}}``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import exceptions, serializers
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+
+class ErrorDetailSerializer(serializers.Serializer[Any]):
+    code = serializers.CharField(help_text="Machine-readable: invalid, not_found, not_analyzed, throttled, ...")
+    message = serializers.CharField()
+    field = serializers.CharField(allow_null=True, help_text="The query parameter at fault, when there is one.")
+
+
+class ErrorSerializer(serializers.Serializer[Any]):
+    error = ErrorDetailSerializer()
+
+
+def error_body(code: str, message: str, field: str | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "field": field}}
+
+
+def _first_message(detail: Any) -> tuple[str | None, str]:
+    """The first (field, message) of a DRF error detail (a dict of lists, a list or a string)."""
+    if isinstance(detail, dict):
+        for name, value in detail.items():
+            field = None if name in ("non_field_errors", "__all__") else str(name)
+            return field, _first_message(value)[1]
+        return None, "Invalid request."
+    if isinstance(detail, list):
+        return (None, _first_message(detail[0])[1]) if detail else (None, "Invalid request.")
+    return None, str(detail)
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    response = exception_handler(exc, context)
+    if response is None or not isinstance(exc, exceptions.APIException):
+        return response
+    field, message = _first_message(exc.detail)
+    code = "invalid" if isinstance(exc, exceptions.ValidationError) else str(exc.default_code)
+    response.data = error_body(code, message, field)
+    return response

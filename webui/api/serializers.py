@@ -1,0 +1,286 @@
+"""JSON shapes of the API. Values are data, returned as JSON strings as stored (JSON is not HTML: a client that
+renders them escapes them)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from analyzer import selectors
+from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicDetail, HeuristicResult, Severity, StageSummary
+
+SEVERITY_NAMES = [level.name for level in Severity]
+
+
+@extend_schema_field({"type": "string", "enum": SEVERITY_NAMES})
+class SeverityField(serializers.Field[int, int, str, Any]):
+    """A severity as its name (NONE..CRITICAL); the number is given beside it as ``severity_level``."""
+
+    def to_representation(self, value: int) -> str:
+        return Severity(value).name
+
+    def to_internal_value(self, data: Any) -> int:  # pragma: no cover - the API is read-only
+        level = selectors.parse_severity(str(data))
+        if level is None:
+            raise serializers.ValidationError("Unknown severity.")
+        return level
+
+
+class AppSummarySerializer(serializers.ModelSerializer[AnalyzedApp]):
+    """An app as lists show it."""
+
+    cluster: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True, allow_null=True
+    )
+    severity = SeverityField(read_only=True)
+    severity_level = serializers.IntegerField(source="severity", read_only=True)
+    url = serializers.SerializerMethodField(help_text="This app's detail (this attempt).")
+
+    class Meta:
+        model = AnalyzedApp
+        fields = [
+            "app_id",
+            "attempt_id",
+            "url",
+            "cluster",
+            "source",
+            "app_type",
+            "name",
+            "user",
+            "queue",
+            "job_type",
+            "status",
+            "partial",
+            "severity",
+            "severity_level",
+            "score",
+            "start_time",
+            "end_time",
+            "runtime_ms",
+            "used_gb_hours",
+            "wasted_gb_hours",
+            "scheduler",
+            "flow_def_id",
+            "flow_exec_id",
+            "job_def_id",
+            "template",
+            "analyzed_at",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_url(self, app: AnalyzedApp) -> str:
+        path = reverse("api:app_detail", kwargs={"app_id": app.app_id})
+        query = {"attempt": app.attempt_id} if app.attempt_id else {}
+        if app.cluster is not None:
+            query["cluster"] = app.cluster.name
+        path += f"?{urlencode(query)}" if query else ""
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+
+class HeuristicDetailSerializer(serializers.ModelSerializer[HeuristicDetail]):
+    class Meta:
+        model = HeuristicDetail
+        fields = ["name", "value"]
+        read_only_fields = fields
+
+
+class FindingSerializer(serializers.ModelSerializer[HeuristicResult]):
+    """One heuristic's verdict on an app, with its details table."""
+
+    severity = SeverityField(read_only=True)
+    severity_level = serializers.IntegerField(source="severity", read_only=True)
+    details = HeuristicDetailSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = HeuristicResult
+        fields = [
+            "code",
+            "name",
+            "severity",
+            "severity_level",
+            "score",
+            "advice",
+            "observed",
+            "thresholds",
+            "stages",
+            "executors",
+            "details",
+        ]
+        read_only_fields = fields
+
+
+class StageSerializer(serializers.ModelSerializer[StageSummary]):
+    class Meta:
+        model = StageSummary
+        exclude = ["id", "app"]
+        read_only_fields = [f.name for f in StageSummary._meta.fields if f.name not in ("id", "app")]
+
+
+class ExecutorSerializer(serializers.ModelSerializer[ExecutorSummary]):
+    class Meta:
+        model = ExecutorSummary
+        exclude = ["id", "app"]
+        read_only_fields = [f.name for f in ExecutorSummary._meta.fields if f.name not in ("id", "app")]
+
+
+class AttemptSerializer(serializers.ModelSerializer[AnalyzedApp]):
+    """Another stored row of the same app id (another attempt, or the same id read from another source)."""
+
+    cluster: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True, allow_null=True
+    )
+    severity = SeverityField(read_only=True)
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = AnalyzedApp
+        fields = ["attempt_id", "cluster", "source", "status", "start_time", "end_time", "severity", "score", "url"]
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_url(self, app: AnalyzedApp) -> str:
+        return AppSummarySerializer(context=self.context).get_url(app)
+
+
+class JobInfoSerializer(serializers.Serializer[AnalyzedApp]):
+    """The scheduler linkage of a recurring job ("" when the app ran ad hoc)."""
+
+    scheduler = serializers.CharField()
+    job_name = serializers.CharField()
+    flow_def_id = serializers.CharField()
+    flow_def_url = serializers.CharField()
+    flow_exec_id = serializers.CharField()
+    flow_exec_url = serializers.CharField()
+    job_def_id = serializers.CharField()
+    job_def_url = serializers.CharField()
+    job_exec_id = serializers.CharField()
+    job_exec_url = serializers.CharField()
+    template = serializers.CharField()
+
+
+class AppDetailSerializer(AppSummarySerializer):
+    """Everything the report page shows."""
+
+    metrics = serializers.JSONField(
+        read_only=True, help_text="App-level metrics by key; null when the log did not tell."
+    )
+    metric_notes = serializers.SerializerMethodField()
+    warnings = serializers.JSONField(read_only=True)
+    spark_properties = serializers.JSONField(read_only=True, help_text="Spark properties, secrets redacted.")
+    yarn = serializers.JSONField(read_only=True, help_text="The ResourceManager's view of the app; {} when none.")
+    job = serializers.SerializerMethodField()
+    spark_version = serializers.CharField(read_only=True)
+    analysis_ms = serializers.IntegerField(read_only=True, allow_null=True)
+    heuristics = FindingSerializer(source="heuristic_results", many=True, read_only=True)
+    stages = StageSerializer(source="stage_summaries", many=True, read_only=True)
+    executors = serializers.SerializerMethodField()
+    attempts = serializers.SerializerMethodField(help_text="Every stored row of this app id, this one included.")
+
+    class Meta(AppSummarySerializer.Meta):
+        fields = [
+            *AppSummarySerializer.Meta.fields,
+            "spark_version",
+            "analysis_ms",
+            "metrics",
+            "metric_notes",
+            "warnings",
+            "spark_properties",
+            "yarn",
+            "job",
+            "heuristics",
+            "stages",
+            "executors",
+            "attempts",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_metric_notes(self, app: AnalyzedApp) -> list[str]:
+        notes = app.metrics.get("notes") if isinstance(app.metrics, dict) else None
+        if not notes:
+            return []
+        return [n if isinstance(n, str) else str(n) for n in (notes if isinstance(notes, list) else [notes])]
+
+    @extend_schema_field(JobInfoSerializer)
+    def get_job(self, app: AnalyzedApp) -> dict[str, Any]:
+        return dict(JobInfoSerializer(app).data)
+
+    @extend_schema_field(ExecutorSerializer(many=True))
+    def get_executors(self, app: AnalyzedApp) -> list[Any]:
+        executors = self.context.get("executors", app.executor_summaries.all())
+        return list(ExecutorSerializer(executors, many=True).data)
+
+    @extend_schema_field(AttemptSerializer(many=True))
+    def get_attempts(self, app: AnalyzedApp) -> list[Any]:
+        return list(AttemptSerializer(self.context.get("attempts", []), many=True, context=self.context).data)
+
+
+class LevelsSerializer(serializers.Serializer[Any]):
+    setting = serializers.CharField()
+    levels = serializers.ListField(child=serializers.FloatField(), help_text="LOW, MODERATE, SEVERE, CRITICAL bounds.")
+
+
+class CatalogHeuristicSerializer(serializers.Serializer[Any]):
+    code = serializers.CharField()
+    name = serializers.CharField()
+    app_types = serializers.ListField(child=serializers.CharField())
+    summary = serializers.CharField()
+    help_text = serializers.CharField(  # type: ignore[assignment]  # the field, not Field.help_text
+        help_text="The heuristic's documentation, plain text."
+    )
+    help_url = serializers.CharField()
+    thresholds = LevelsSerializer(many=True, help_text="Four-level thresholds as currently configured.")
+    settings = serializers.DictField(child=serializers.JSONField(), help_text="Every other configured setting.")
+
+
+class CatalogSerializer(serializers.Serializer[Any]):
+    heuristics = CatalogHeuristicSerializer(many=True)
+    error = serializers.CharField(allow_null=True, help_text="Why the catalogue is empty, when it cannot load.")
+
+
+class FailedAppSerializer(serializers.Serializer[Any]):
+    app_id = serializers.CharField()
+    attempt_id = serializers.CharField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    tries = serializers.IntegerField()
+    error = serializers.CharField(help_text="Secrets masked.")
+
+
+class SourceStatusSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    backend = serializers.CharField()
+    backend_label = serializers.CharField()
+    enabled = serializers.BooleanField()
+    state = serializers.CharField(help_text="disabled, error, never polled or ok.")
+    params = serializers.DictField(child=serializers.CharField(), help_text="Parameters; secrets masked.")
+    poll_interval_s = serializers.IntegerField()
+    last_poll_at = serializers.DateTimeField(allow_null=True)
+    last_success_at = serializers.DateTimeField(allow_null=True)
+    checkpoint = serializers.DateTimeField(allow_null=True)
+    checkpoint_lag_s = serializers.FloatField(allow_null=True)
+    behind = serializers.IntegerField(help_text="Apps listed and not analyzed yet.")
+    oldest_behind = serializers.DateTimeField(allow_null=True)
+    failed = serializers.IntegerField(help_text="Apps given up on.")
+    last_error = serializers.CharField(help_text="Secrets masked.")
+    recent_failures = FailedAppSerializer(many=True)
+
+
+class ClusterSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    sources = SourceStatusSerializer(many=True)
+
+
+class GateSerializer(serializers.Serializer[Any]):
+    verdict = serializers.ChoiceField(choices=["pass", "fail"])
+    severity = serializers.ChoiceField(choices=SEVERITY_NAMES, help_text="The worst judged finding.")
+    max_severity = serializers.ChoiceField(choices=SEVERITY_NAMES)
+    reason = serializers.CharField(help_text="One line, for a CI log.")
+    app = AppSummarySerializer()
+    failed = FindingSerializer(many=True, help_text="The judged findings above max_severity, most severe first.")

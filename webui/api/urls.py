@@ -1,0 +1,14 @@
+from django.urls import path, re_path
+
+from webui.api import views
+
+app_name = "api"
+urlpatterns = [
+    path("apps", views.AppListView.as_view(), name="app_list"),
+    # path: an app id is data and may hold any character, a slash included.
+    path("apps/<path:app_id>", views.AppDetailView.as_view(), name="app_detail"),
+    path("heuristics", views.HeuristicCatalogView.as_view(), name="heuristics"),
+    path("clusters", views.ClusterListView.as_view(), name="clusters"),
+    path("gate", views.GateView.as_view(), name="gate"),
+    re_path(r"^(?P<rest>.*)$", views.unknown_endpoint),
+]

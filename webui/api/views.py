@@ -1,0 +1,265 @@
+"""API views: parse the query, call selectors, serialize. Read-only (GET/HEAD/OPTIONS)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import HttpRequest, JsonResponse
+from django.urls import reverse
+from django.utils import timezone
+from django_filters.rest_framework import DjangoFilterBackend  # type: ignore[import-untyped]
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import exceptions, generics, serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from analyzer import selectors
+from analyzer.models import AnalyzedApp, Severity
+from webui.api import serializers as api
+from webui.api.errors import ErrorSerializer, error_body
+from webui.api.filters import AppFilter
+from webui.api.pagination import CappedLimitOffsetPagination
+
+logger = logging.getLogger(__name__)
+
+BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="A query parameter is invalid.")
+NOT_FOUND = OpenApiResponse(ErrorSerializer, description="Nothing matches.")
+# Every endpoint may answer these: sign-in required (HINDSIGHT_API_AUTH=token) and too many requests.
+COMMON = {
+    401: OpenApiResponse(ErrorSerializer, description="Credentials required (HINDSIGHT_API_AUTH=token)."),
+    403: OpenApiResponse(ErrorSerializer, description="Credentials refused."),
+    429: OpenApiResponse(ErrorSerializer, description="Throttled: too many requests."),
+}
+
+
+class AppListView(generics.ListAPIView[AnalyzedApp]):
+    """Analyzed apps matching every given filter, most recently ended first unless ``ordering`` says otherwise."""
+
+    serializer_class = api.AppSummarySerializer
+    filter_backends = [DjangoFilterBackend]
+    filterset_class = AppFilter
+    pagination_class = CappedLimitOffsetPagination
+
+    def get_queryset(self) -> QuerySet[AnalyzedApp]:
+        # The list never shows the big JSON columns; leave them in the database.
+        light = AnalyzedApp.objects.select_related("cluster")
+        return light.defer("metrics", "parse_stats", "spark_properties", "warnings", "yarn")
+
+    @extend_schema(
+        operation_id="apps_list", responses={**COMMON, 200: api.AppSummarySerializer(many=True), 400: BAD_REQUEST}
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+class AppDetailView(APIView):
+    @extend_schema(
+        operation_id="apps_retrieve",
+        summary="One analyzed app: metrics, findings with details, stages, executors, YARN view and job info",
+        description="The app id may carry an application_ or job_ prefix, or none. When several attempts or "
+        "sources hold the id, the latest ended one is shown and every one is listed under attempts; "
+        "attempt= and cluster= choose.",
+        parameters=[
+            OpenApiParameter("attempt", str, description="An attempt id (e.g. 1, 2)."),
+            OpenApiParameter("cluster", str, description="A cluster name."),
+        ],
+        responses={**COMMON, 200: api.AppDetailSerializer, 404: NOT_FOUND},
+    )
+    def get(self, request: Request, app_id: str) -> Response:
+        attempt = request.query_params.get("attempt", "").strip()
+        cluster = request.query_params.get("cluster", "").strip()
+        # PostgreSQL text cannot hold NUL, so no stored app has one: such a request matches nothing.
+        nul = any("\x00" in value for value in (app_id, attempt, cluster))
+        rows = [] if nul else selectors.app_attempts_by_id(app_id=app_id, attempt=attempt, cluster=cluster)
+        report = selectors.app_report(pk=rows[0].pk) if rows else None
+        if report is None:
+            chosen = "".join(f", {k} {v!r}" for k, v in (("attempt", attempt), ("cluster", cluster)) if v)
+            raise exceptions.NotFound(f"No analyzed app {app_id[:300]!r}{chosen[:300]}. It may not be analyzed yet.")
+        attempts = rows if not (attempt or cluster) else selectors.app_attempts_by_id(app_id=app_id)
+        context = {"request": request, "executors": report.executors, "attempts": attempts}
+        return Response(api.AppDetailSerializer(report.app, context=context).data)
+
+
+def _four_levels(value: Any) -> bool:
+    return isinstance(value, list | tuple) and len(value) == 4 and all(isinstance(v, int | float) for v in value)
+
+
+def _builtin(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _builtin(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_builtin(v) for v in value]
+    return value if value is None or isinstance(value, bool | int | float | str) else str(value)
+
+
+class HeuristicCatalogView(APIView):
+    @extend_schema(
+        operation_id="heuristics_list",
+        summary="Every configured heuristic with its current thresholds and help text",
+        responses={**COMMON, 200: api.CatalogSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        try:
+            from heuristics import load_suite  # late, as the help pages do: a broken suite must not break the API
+
+            suite = load_suite()
+        except Exception as exc:  # a bad override file is a configuration error to report, not a crash
+            logger.exception("loading the heuristic suite failed")
+            return Response({"heuristics": [], "error": f"The heuristic configuration could not be loaded: {exc}"})
+        entries = []
+        for heuristic in suite.heuristics:
+            try:
+                config = dict(heuristic.config_as_dict() or {})
+            except Exception:
+                logger.exception("config_as_dict failed for heuristic %s", heuristic.code)
+                config = {}
+            help_text = str(heuristic.help_text or "")
+            entries.append(
+                {
+                    "code": heuristic.code,
+                    "name": heuristic.name,
+                    "app_types": [str(getattr(t, "value", t)) for t in heuristic.app_types],
+                    "summary": help_text.strip().split("\n\n", 1)[0].replace("\n", " ").strip(),
+                    "help_text": help_text,
+                    "help_url": request.build_absolute_uri(reverse("webui:help_heuristic", args=[heuristic.code])),
+                    "thresholds": [
+                        {"setting": str(k), "levels": _builtin(v)} for k, v in config.items() if _four_levels(v)
+                    ],
+                    "settings": {str(k): _builtin(v) for k, v in config.items() if not _four_levels(v)},
+                }
+            )
+        return Response({"heuristics": entries, "error": None})
+
+
+class ClusterListView(APIView):
+    @extend_schema(
+        operation_id="clusters_list",
+        summary="Clusters with each source's polling status (secrets masked)",
+        responses={**COMMON, 200: api.ClusterSerializer(many=True)},
+    )
+    def get(self, request: Request) -> Response:
+        clusters = []
+        for cluster in selectors.sources_overview(now=timezone.now()):
+            sources = []
+            for status in cluster.sources:
+                source = status.source
+                sources.append(
+                    {
+                        "id": source.pk,
+                        "backend": source.backend,
+                        "backend_label": status.backend_label,
+                        "enabled": source.enabled,
+                        "state": status.state,
+                        "params": dict(status.params),
+                        "poll_interval_s": source.poll_interval_s,
+                        "last_poll_at": source.last_poll_at,
+                        "last_success_at": source.last_success_at,
+                        "checkpoint": status.checkpoint,
+                        "checkpoint_lag_s": status.checkpoint_lag_s,
+                        "behind": status.behind,
+                        "oldest_behind": status.oldest_behind,
+                        "failed": status.failed,
+                        "last_error": status.last_error,
+                        "recent_failures": [
+                            {
+                                "app_id": f.app_id,
+                                "attempt_id": f.attempt_id,
+                                "finished_at": f.finished_at,
+                                "tries": f.tries,
+                                "error": f.error,
+                            }
+                            for f in status.recent_failures
+                        ],
+                    }
+                )
+            clusters.append({"name": cluster.name, "sources": sources})
+        return Response(api.ClusterSerializer(clusters, many=True).data)
+
+
+class SeverityParam(serializers.CharField):
+    def to_internal_value(self, data: Any) -> int:  # type: ignore[override]
+        level = selectors.parse_severity(str(super().to_internal_value(data)))
+        if level is None:
+            names = ", ".join(level.name for level in Severity)
+            raise serializers.ValidationError(f"Unknown severity: use one of {names} or 0-4.")
+        return level
+
+
+class GateQuerySerializer(serializers.Serializer[Any]):
+    app_id = serializers.CharField(required=False, max_length=255, help_text="An app id (either prefix or none).")
+    job_def_id = serializers.CharField(required=False, max_length=255, help_text="The latest run of this job.")
+    flow_def_id = serializers.CharField(required=False, max_length=255, help_text="The latest app of this flow.")
+    template = serializers.CharField(required=False, max_length=255, help_text="The latest run of this template.")
+    cluster = serializers.CharField(required=False, max_length=64, help_text="Only this cluster's apps.")
+    max_severity = SeverityParam(
+        required=False, help_text="The highest severity that passes (NONE..CRITICAL or 0-4); default MODERATE."
+    )
+    heuristics = serializers.CharField(
+        required=False, max_length=4000, help_text="Comma-separated heuristic codes to judge (default: all)."
+    )
+
+    TARGETS = ("app_id", "job_def_id", "flow_def_id", "template")
+
+    def validate_heuristics(self, value: str) -> list[str]:
+        codes = [code.strip() for code in value.split(",") if code.strip()]
+        known = selectors.heuristic_codes()
+        unknown = [code for code in codes if known is not None and code not in known]
+        if unknown:
+            raise serializers.ValidationError(f"Unknown heuristic code(s): {', '.join(unknown)[:300]}.")
+        return codes
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        given = [name for name in self.TARGETS if attrs.get(name, "").strip()]
+        if len(given) != 1:
+            raise serializers.ValidationError(
+                {given[1] if given else "app_id": "Give exactly one of app_id, job_def_id, flow_def_id, template."}
+            )
+        return attrs
+
+
+class GateView(APIView):
+    @extend_schema(
+        operation_id="gate_retrieve",
+        summary="CI gate: pass when no finding of the app is above max_severity",
+        parameters=[GateQuerySerializer],
+        responses={
+            200: api.GateSerializer,
+            400: BAD_REQUEST,
+            404: OpenApiResponse(ErrorSerializer, description="No such app is analyzed yet."),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        query = GateQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        targets = {name: params.get(name, "").strip() for name in GateQuerySerializer.TARGETS}
+        app = selectors.gate_target(**targets, cluster=params.get("cluster", "").strip())
+        if app is None:
+            field, value = next((k, v) for k, v in targets.items() if v)
+            message = f"No analyzed app matches {field}={value!r}: it is not analyzed yet, or the value is wrong."
+            return Response(error_body("not_analyzed", message, field), status=404)
+        verdict = selectors.gate_verdict(
+            app=app,
+            max_severity=params.get("max_severity", Severity.MODERATE.value),
+            heuristics=params.get("heuristics", []),
+        )
+        context = {"request": request}
+        return Response(
+            {
+                "verdict": "pass" if verdict.passed else "fail",
+                "severity": Severity(verdict.severity).name,
+                "max_severity": Severity(verdict.max_severity).name,
+                "reason": verdict.reason,
+                "app": api.AppSummarySerializer(app, context=context).data,
+                "failed": api.FindingSerializer(verdict.failed, many=True).data,
+            }
+        )
+
+
+def unknown_endpoint(request: HttpRequest, rest: str = "") -> JsonResponse:
+    """Any other path under /api/v1/: the API's 404 body, not the web UI's HTML page."""
+    body = error_body("not_found", f"No API endpoint at {request.path[:300]!r}; see /api/schema/ for the endpoints.")
+    return JsonResponse(body, status=404)
