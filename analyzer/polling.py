@@ -49,6 +49,7 @@ import heuristics
 from analyzer import jobinfo, yarn_join
 from analyzer.appmodel import SparkApp
 from analyzer.appmodel.mapreduce import MapReduceApp
+from analyzer.claims import claims_retry  # noqa: F401  (re-exported: the admin and the CLI call it here)
 from analyzer.models import AppClaim, ClaimState, Cluster, Source, SourceBackend
 from analyzer.pipeline import AnalysisReport, HeuristicSuite, analyze
 from analyzer.services import report_store
@@ -505,12 +506,6 @@ def claims_sweep(enqueue: Enqueue, *, now: dt.datetime | None = None, limit: int
         enqueue(claim_id)
     return len(ids)
 
-
-def claims_retry(claim_ids: Iterable[int]) -> int:
-    """Makes failed (or waiting) apps due again with a fresh budget; the number reset. Done ones stay done."""
-    return AppClaim.objects.filter(pk__in=list(claim_ids), state__in=[ClaimState.FAILED, ClaimState.RETRY]).update(
-        state=ClaimState.RETRY, tries=0, next_try_at=None
-    )
 
 
 # Due sources and passes

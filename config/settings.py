@@ -147,8 +147,9 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Hindsight API",
-    "DESCRIPTION": "Read-only access to analyzed Spark and MapReduce applications, the heuristic catalogue, "
-    'cluster sources and a CI gate. Errors are {"error": {"code", "message", "field"}}.',
+    "DESCRIPTION": "Analyzed Spark and MapReduce applications, the heuristic catalogue, cluster sources and a CI "
+    "gate, read-only; retrying a cluster's failed apps is the one write (staff, token or session). "
+    'Errors are {"error": {"code", "message", "field"}}.',
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     # Swagger UI's files come from the drf-spectacular-sidecar package: nothing is loaded from a CDN.

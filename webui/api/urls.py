@@ -9,6 +9,7 @@ urlpatterns = [
     path("apps/<path:app_id>", views.AppDetailView.as_view(), name="app_detail"),
     path("heuristics", views.HeuristicCatalogView.as_view(), name="heuristics"),
     path("clusters", views.ClusterListView.as_view(), name="clusters"),
+    path("clusters/<str:name>/retry", views.ClusterRetryView.as_view(), name="cluster_retry"),
     path("gate", views.GateView.as_view(), name="gate"),
     re_path(r"^(?P<rest>.*)$", views.unknown_endpoint),
 ]

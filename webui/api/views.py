@@ -1,4 +1,4 @@
-"""API views: parse the query, call selectors, serialize. Read-only (GET/HEAD/OPTIONS)."""
+"""API views: parse the query, call selectors, serialize. Reads, and one staff-only write (retrying failed apps)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ from django.utils import timezone
 from django_filters.rest_framework import DjangoFilterBackend  # type: ignore[import-untyped]
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, generics, serializers
+from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analyzer import selectors
-from analyzer.models import AnalyzedApp, Severity
+from analyzer.claims import claims_retry, cluster_failed_claims
+from analyzer.models import AnalyzedApp, Cluster, Severity
 from webui.api import serializers as api
 from webui.api.errors import ErrorSerializer, error_body
 from webui.api.filters import AppFilter
@@ -263,3 +265,35 @@ def unknown_endpoint(request: HttpRequest, rest: str = "") -> JsonResponse:
     """Any other path under /api/v1/: the API's 404 body, not the web UI's HTML page."""
     body = error_body("not_found", f"No API endpoint at {request.path[:300]!r}; see /api/schema/ for the endpoints.")
     return JsonResponse(body, status=404)
+
+
+class RetryRequestSerializer(serializers.Serializer[Any]):
+    app_ids = serializers.ListField(
+        child=serializers.CharField(max_length=255), required=False, default=list, max_length=10_000
+    )
+
+
+class RetryResultSerializer(serializers.Serializer[Any]):
+    cluster = serializers.CharField()
+    retried = serializers.IntegerField(help_text="Apps that failed to fetch, now due again with a fresh budget.")
+
+
+class ClusterRetryView(APIView):
+    """The one write of the API: staff only, whatever HINDSIGHT_API_AUTH says (a token or a signed-in session)."""
+
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(
+        operation_id="clusters_retry",
+        summary="Analyze again a cluster's apps that failed to fetch (all, or the app ids given); staff only",
+        request=RetryRequestSerializer,
+        responses={**COMMON, 200: RetryResultSerializer, 400: BAD_REQUEST, 404: NOT_FOUND},
+    )
+    def post(self, request: Request, name: str) -> Response:
+        body = RetryRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        if not Cluster.objects.filter(name=name).exists():
+            raise exceptions.NotFound(f"no cluster named {name!r}")
+        retried = claims_retry(cluster_failed_claims(name, body.validated_data["app_ids"]))
+        logger.info("%s asked to retry %d failed app(s) of %s", request.user, retried, name)
+        return Response({"cluster": name, "retried": retried})

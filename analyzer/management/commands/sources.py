@@ -19,9 +19,9 @@ from typing import Any, Final
 import orjson
 from django.core.management.base import BaseCommand, CommandParser
 
+from analyzer.claims import claims_retry, cluster_failed_claims
 from analyzer.management.commands.analyze import printable
-from analyzer.models import AppClaim, ClaimState, Cluster
-from analyzer.polling import claims_retry
+from analyzer.models import Cluster
 from analyzer.sources import (
     SourceConfigError,
     cluster_add,
@@ -174,10 +174,7 @@ class Command(BaseCommand):
         cluster = Cluster.objects.filter(name=name).first()
         if cluster is None:
             raise SourceConfigError(f"no cluster named {name!r}")
-        claims = AppClaim.objects.filter(cluster=cluster, state=ClaimState.FAILED)
-        if app_ids:
-            claims = claims.filter(app_id__in=app_ids)
-        count = claims_retry(claims.values_list("pk", flat=True))
+        count = claims_retry(cluster_failed_claims(name, app_ids))
         self.stdout.write(f"{count} app(s) of {printable(name)} to analyze again")
 
     def _load(self, path: Path, *, prune: bool) -> None:
