@@ -45,11 +45,22 @@ def test_the_schema_generates_and_validates_without_warnings(tmp_path: Path) -> 
 
 def _sample_values(app: AnalyzedApp) -> dict[str, str]:
     """A value for each parameter name the schema may ask for, taken from stored rows."""
-    return {"app_id": app.app_id, "cluster": "prod", "name": "prod", "max_severity": "MODERATE", "limit": "5"}
+    run = app.flow_exec_id or "no/such/run"  # the stored app belongs to a run, so flow lookups answer 200
+    return {
+        "app_id": app.app_id,
+        "cluster": "prod",
+        "name": "prod",
+        "max_severity": "MODERATE",
+        "limit": "5",
+        "job_def_id": app.job_def_id,  # history's one key: the other two are left out so it answers 200
+        "flow_exec_id": run,
+        "a": run,
+        "b": run,
+    }
 
 
 def test_every_endpoint_in_the_schema_answers_only_documented_codes(api: APIClient) -> None:
-    app = make_app(cluster=Cluster.objects.create(name="prod"), job_def_id="j")
+    app = make_app(cluster=Cluster.objects.create(name="prod"), job_def_id="j", flow_exec_id="r", flow_def_id="f")
     add_finding(app, "spark.task_skew", 3, details=1)
     values = _sample_values(app)
     document = schema(api)
@@ -73,7 +84,7 @@ def test_every_endpoint_in_the_schema_answers_only_documented_codes(api: APIClie
                 assert response.status_code in documented, (path, query, response.status_code, response.content)
                 assert response["Content-Type"].startswith("application/json")
                 called += 1
-    assert called == 3 * 5 + 1
+    assert called == 3 * 8 + 1
 
 
 def test_the_docs_page_loads_swagger_ui_from_this_server_not_a_cdn(api: APIClient) -> None:

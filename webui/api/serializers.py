@@ -284,3 +284,142 @@ class GateSerializer(serializers.Serializer[Any]):
     reason = serializers.CharField(help_text="One line, for a CI log.")
     app = AppSummarySerializer()
     failed = FindingSerializer(many=True, help_text="The judged findings above max_severity, most severe first.")
+
+
+@extend_schema_field(
+    {"type": "object", "additionalProperties": {"type": "string", "enum": SEVERITY_NAMES}, "example": {}}
+)
+class SeverityMapField(serializers.Field[dict[str, int], dict[str, int], dict[str, str], Any]):
+    """Each heuristic's severity by code, as names: ``{"spark.task_skew": "SEVERE"}``."""
+
+    def to_representation(self, value: dict[str, int]) -> dict[str, str]:
+        return {str(code): Severity(level).name for code, level in value.items()}
+
+
+class FlowAppSerializer(AppSummarySerializer):
+    """An app of a flow run, with its job's ids and each heuristic's severity."""
+
+    heuristics = serializers.SerializerMethodField(help_text="Each heuristic's severity by code.")
+
+    class Meta(AppSummarySerializer.Meta):
+        fields = [*AppSummarySerializer.Meta.fields, "job_exec_id", "job_name", "heuristics"]
+        read_only_fields = fields
+
+    @extend_schema_field(SeverityMapField)
+    def get_heuristics(self, app: AnalyzedApp) -> dict[str, str]:
+        found = self.context.get("heuristics", {})
+        return SeverityMapField().to_representation(found.get(app.pk, {}))
+
+
+class RunTotalsSerializer(serializers.Serializer[Any]):
+    apps = serializers.IntegerField()
+    start_time = serializers.DateTimeField(allow_null=True, help_text="The first app's start.")
+    end_time = serializers.DateTimeField(allow_null=True, help_text="The last app's end.")
+    wall_ms = serializers.IntegerField(allow_null=True, help_text="From the first start to the last end.")
+    runtime_ms = serializers.IntegerField(allow_null=True, help_text="The apps' runtimes summed.")
+    used_gb_hours = serializers.FloatField(allow_null=True, help_text="Summed over the apps that tell.")
+    wasted_gb_hours = serializers.FloatField(allow_null=True, help_text="Summed over the apps that tell.")
+    score = serializers.IntegerField(help_text="The apps' scores summed.")
+    severity = SeverityField(help_text="The worst app's.")
+    severity_level = serializers.IntegerField(source="severity")
+
+
+class FlowRunSummarySerializer(serializers.Serializer[Any]):
+    """A flow execution's identity and totals."""
+
+    flow_exec_id = serializers.CharField()
+    flow_exec_url = serializers.CharField()
+    flow_def_id = serializers.CharField()
+    flow_def_url = serializers.CharField()
+    scheduler = serializers.CharField()
+    totals = RunTotalsSerializer()
+
+
+class FlowRunSerializer(FlowRunSummarySerializer):
+    """One flow execution: its identity, totals and every app by start time."""
+
+    apps = serializers.SerializerMethodField()
+
+    @extend_schema_field(FlowAppSerializer(many=True))
+    def get_apps(self, run: selectors.FlowRun) -> list[Any]:
+        context = {**self.context, "heuristics": run.heuristics}
+        return list(FlowAppSerializer(run.apps, many=True, context=context).data)
+
+
+class HistoryPointSerializer(serializers.Serializer[Any]):
+    """One run: an app (job or template history) or a flow execution (flow history, its apps aggregated)."""
+
+    key = serializers.CharField(help_text="The app id, or the flow execution id.")
+    attempt_id = serializers.CharField()
+    cluster = serializers.CharField(help_text='"" for logs from files, or a flow run spread over clusters.')
+    apps = serializers.IntegerField(help_text="Apps in the run (1 for an app).")
+    start_time = serializers.DateTimeField(allow_null=True)
+    end_time = serializers.DateTimeField(allow_null=True)
+    runtime_ms = serializers.IntegerField(allow_null=True, help_text="A flow run's wall span, first start to last end.")
+    app_runtime_ms = serializers.IntegerField(allow_null=True, help_text="The apps' runtimes summed.")
+    used_gb_hours = serializers.FloatField(allow_null=True)
+    wasted_gb_hours = serializers.FloatField(allow_null=True)
+    score = serializers.IntegerField()
+    severity = SeverityField()
+    severity_level = serializers.IntegerField(source="severity")
+    heuristics = SeverityMapField(help_text="Each heuristic's severity (a flow run's worst) by code.")
+
+
+class HistorySerializer(serializers.Serializer[Any]):
+    by = serializers.ChoiceField(choices=["job_def_id", "flow_def_id", "template"])
+    value = serializers.CharField()
+    cluster = serializers.CharField()
+    limit = serializers.IntegerField()
+    points = HistoryPointSerializer(many=True, help_text="Oldest first.")
+
+
+class HeuristicChangeSerializer(serializers.Serializer[Any]):
+    code = serializers.CharField()
+    a = SeverityField(allow_null=True, help_text="null: no finding in run a.")
+    b = SeverityField(allow_null=True, help_text="null: no finding in run b.")
+
+
+class ComparedJobSerializer(serializers.Serializer[Any]):
+    """One job of the two runs; a or b is null when the job ran on one side only. Differences are b - a."""
+
+    job_def_id = serializers.CharField()
+    job_name = serializers.CharField()
+    matched = serializers.BooleanField()
+    a = serializers.SerializerMethodField()
+    b = serializers.SerializerMethodField()
+    runtime_ms = serializers.IntegerField(allow_null=True)
+    used_gb_hours = serializers.FloatField(allow_null=True)
+    wasted_gb_hours = serializers.FloatField(allow_null=True)
+    score = serializers.IntegerField(allow_null=True)
+    severity = serializers.IntegerField(allow_null=True, help_text="Severity levels b - a.")
+    heuristics = HeuristicChangeSerializer(many=True, help_text="Heuristics whose severity changed.")
+
+    def _side(self, app: AnalyzedApp | None) -> Any:
+        if app is None:
+            return None
+        return FlowAppSerializer(app, context=self.context).data
+
+    @extend_schema_field(FlowAppSerializer(allow_null=True))
+    def get_a(self, job: selectors.ComparedJob) -> Any:
+        return self._side(job.a)
+
+    @extend_schema_field(FlowAppSerializer(allow_null=True))
+    def get_b(self, job: selectors.ComparedJob) -> Any:
+        return self._side(job.b)
+
+
+class TotalsDifferenceSerializer(serializers.Serializer[Any]):
+    apps = serializers.IntegerField()
+    wall_ms = serializers.IntegerField(allow_null=True)
+    runtime_ms = serializers.IntegerField(allow_null=True)
+    used_gb_hours = serializers.FloatField(allow_null=True)
+    wasted_gb_hours = serializers.FloatField(allow_null=True)
+    score = serializers.IntegerField()
+    severity = serializers.IntegerField(help_text="Severity levels b - a.")
+
+
+class ComparisonSerializer(serializers.Serializer[Any]):
+    a = FlowRunSummarySerializer()
+    b = FlowRunSummarySerializer()
+    difference = TotalsDifferenceSerializer(help_text="Totals b - a (null when either side does not tell).")
+    jobs = ComparedJobSerializer(many=True, help_text="Matched jobs in a's start order, then a's unmatched, then b's.")

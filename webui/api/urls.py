@@ -11,5 +11,8 @@ urlpatterns = [
     path("clusters", views.ClusterListView.as_view(), name="clusters"),
     path("clusters/<str:name>/retry", views.ClusterRetryView.as_view(), name="cluster_retry"),
     path("gate", views.GateView.as_view(), name="gate"),
+    path("flow-executions", views.FlowExecutionView.as_view(), name="flow_execution"),
+    path("history", views.HistoryView.as_view(), name="history"),
+    path("compare", views.CompareView.as_view(), name="compare"),
     re_path(r"^(?P<rest>.*)$", views.unknown_endpoint),
 ]

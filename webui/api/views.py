@@ -297,3 +297,124 @@ class ClusterRetryView(APIView):
         retried = claims_retry(cluster_failed_claims(name, body.validated_data["app_ids"]))
         logger.info("%s asked to retry %d failed app(s) of %s", request.user, retried, name)
         return Response({"cluster": name, "retried": retried})
+
+
+# Flow executions, history and compare: ids are data (an Airflow run id holds a slash, an Azkaban one a URL), so
+# they travel as query parameters, never in the path.
+
+
+class FlowExecutionQuerySerializer(serializers.Serializer[Any]):
+    flow_exec_id = serializers.CharField(max_length=255, help_text="The flow execution id, exactly as stored.")
+    cluster = serializers.CharField(required=False, max_length=64, help_text="Only this cluster's apps.")
+
+
+class FlowExecutionView(APIView):
+    @extend_schema(
+        operation_id="flow_executions_retrieve",
+        summary="Every app of one flow execution by start time, with the run's totals and its flow definition",
+        parameters=[FlowExecutionQuerySerializer],
+        responses={**COMMON, 200: api.FlowRunSerializer, 400: BAD_REQUEST, 404: NOT_FOUND},
+    )
+    def get(self, request: Request) -> Response:
+        query = FlowExecutionQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        flow_exec_id = query.validated_data["flow_exec_id"]
+        run = selectors.flow_execution(flow_exec_id=flow_exec_id, cluster=query.validated_data.get("cluster", ""))
+        if run is None:
+            message = f"No analyzed app belongs to flow execution {flow_exec_id!r}."
+            return Response(error_body("not_found", message, "flow_exec_id"), status=404)
+        return Response(api.FlowRunSerializer(run, context={"request": request}).data)
+
+
+class HistoryQuerySerializer(serializers.Serializer[Any]):
+    job_def_id = serializers.CharField(required=False, max_length=255, help_text="Runs of this job definition.")
+    flow_def_id = serializers.CharField(
+        required=False, max_length=255, help_text="Executions of this flow definition (one point per execution)."
+    )
+    template = serializers.CharField(required=False, max_length=255, help_text="Runs of this job template.")
+    cluster = serializers.CharField(required=False, max_length=64, help_text="Only this cluster's apps.")
+    limit = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=selectors.HISTORY_MAX_LIMIT,
+        default=selectors.HISTORY_DEFAULT_LIMIT,
+        help_text=f"How many of the latest runs (default {selectors.HISTORY_DEFAULT_LIMIT}).",
+    )
+
+    KEYS = ("job_def_id", "flow_def_id", "template")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        given = [name for name in self.KEYS if attrs.get(name, "")]
+        if len(given) != 1:
+            raise serializers.ValidationError(
+                {given[1] if given else "job_def_id": "Give exactly one of job_def_id, flow_def_id, template."}
+            )
+        return attrs
+
+
+class HistoryView(APIView):
+    @extend_schema(
+        operation_id="history_retrieve",
+        summary="The last runs of a job definition, template or flow definition, oldest first",
+        description="Each point has its end time, runtime, used and wasted GB-hours, score, severity and each "
+        "heuristic's severity. For a flow definition a point is one flow execution: runtime_ms is its wall span "
+        "(first start to last end), app_runtime_ms, resources and score are summed over its apps, and severities "
+        "are the worst of its apps. An empty list when nothing ran.",
+        parameters=[HistoryQuerySerializer],
+        responses={**COMMON, 200: api.HistorySerializer, 400: BAD_REQUEST},
+    )
+    def get(self, request: Request) -> Response:
+        query = HistoryQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        by = next(name for name in HistoryQuerySerializer.KEYS if params.get(name, ""))
+        cluster, limit = params.get("cluster", ""), params["limit"]
+        if by == "flow_def_id":
+            points = selectors.flow_history(flow_def_id=params[by], cluster=cluster, limit=limit)
+        else:
+            points = selectors.job_history(**{by: params[by]}, cluster=cluster, limit=limit)
+        body = {"by": by, "value": params[by], "cluster": cluster, "limit": limit, "points": points}
+        return Response(api.HistorySerializer(body).data)
+
+
+class CompareQuerySerializer(serializers.Serializer[Any]):
+    a = serializers.CharField(max_length=255, help_text="A flow execution id (the baseline).")
+    b = serializers.CharField(max_length=255, help_text="Another flow execution id (compared with a).")
+    cluster = serializers.CharField(required=False, max_length=64, help_text="Only this cluster's apps.")
+
+
+class CompareView(APIView):
+    @extend_schema(
+        operation_id="compare_retrieve",
+        summary="Two flow executions side by side, apps matched by job definition",
+        description="Apps of one job definition pair up in start order; the rest are listed on their own side "
+        "(a or b null). Differences are b - a: runtime, resources, score, severity, and the heuristics whose "
+        "severity changed.",
+        parameters=[CompareQuerySerializer],
+        responses={
+            **COMMON,
+            200: api.ComparisonSerializer,
+            400: BAD_REQUEST,
+            404: OpenApiResponse(ErrorSerializer, description="A flow execution has no analyzed app."),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        query = CompareQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        a, b, cluster = query.validated_data["a"], query.validated_data["b"], query.validated_data.get("cluster", "")
+        comparison = selectors.flow_comparison(a=a, b=b, cluster=cluster)
+        if comparison is None:
+            # Say which side is missing: the common mistake is one mistyped id.
+            missing = "a" if selectors.flow_execution(flow_exec_id=a, cluster=cluster) is None else "b"
+            value = a if missing == "a" else b
+            message = f"No analyzed app belongs to flow execution {value!r} ({missing})."
+            return Response(error_body("not_found", message, missing), status=404)
+        context = {"request": request, "heuristics": comparison.heuristics}
+        return Response(
+            {
+                "a": api.FlowRunSummarySerializer(comparison.a).data,
+                "b": api.FlowRunSummarySerializer(comparison.b).data,
+                "difference": comparison.difference,
+                "jobs": api.ComparedJobSerializer(comparison.jobs, many=True, context=context).data,
+            }
+        )
