@@ -507,7 +507,6 @@ def claims_sweep(enqueue: Enqueue, *, now: dt.datetime | None = None, limit: int
     return len(ids)
 
 
-
 # Due sources and passes
 
 
