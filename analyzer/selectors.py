@@ -865,6 +865,7 @@ class HistoryPoint:
     score: int
     severity: int
     heuristics: dict[str, int]  # code -> severity
+    pk: int | None = None  # the stored app of a job or template history point; None for a flow execution
 
 
 def _limited(limit: int) -> int:
@@ -903,6 +904,7 @@ def job_history(
             score=app.score,
             severity=app.severity,
             heuristics=severities.get(app.pk, {}),
+            pk=app.pk,
         )
         for app in latest
     ]
@@ -1086,3 +1088,45 @@ def flow_comparison(*, a: str, b: str, cluster: str = "") -> FlowComparison | No
     jobs.extend(_compared(app, None, found) for app in only_a)
     jobs.extend(_compared(None, app, found) for app in run_b.apps if app.pk not in paired)
     return FlowComparison(a=run_a, b=run_b, jobs=jobs)
+
+
+# A user's totals, for the user page
+
+
+@dataclass(frozen=True, slots=True)
+class UserSummary:
+    apps: QuerySet[AnalyzedApp]  # latest first, not yet fetched
+    count: int
+    runtime_ms: int | None
+    used_gb_hours: float | None
+    wasted_gb_hours: float | None
+    score: int
+    by_severity: list[tuple[int, int]]  # (severity, apps), most severe first, levels with apps only
+
+
+def user_summary(*, user: str, since: datetime) -> UserSummary:
+    """A user's apps of a period (not fetched yet) with their totals and counts by severity, in one query."""
+    # An app belongs to the period by its end, or by its analysis when its log never said when it ended.
+    in_period = Q(end_time__gte=since) | Q(end_time__isnull=True, analyzed_at__gte=since)
+    apps = app_search(user=user).filter(in_period)
+    totals = apps.order_by().aggregate(
+        n=Count("id"),
+        runtime=Sum("runtime_ms"),
+        used=Sum("used_gb_hours"),
+        wasted=Sum("wasted_gb_hours"),
+        score=Sum("score"),
+        **{f"sev{level.value}": Count("id", filter=Q(severity=level.value)) for level in Severity},
+    )
+    return UserSummary(
+        apps=apps,
+        count=totals["n"],
+        runtime_ms=totals["runtime"],
+        used_gb_hours=totals["used"],
+        wasted_gb_hours=totals["wasted"],
+        score=totals["score"] or 0,
+        by_severity=[
+            (level.value, totals[f"sev{level.value}"])
+            for level in sorted(Severity, reverse=True)
+            if totals[f"sev{level.value}"]
+        ],
+    )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from datetime import timedelta
+
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -12,13 +15,27 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 
 from analyzer import ops, selectors
 from webui import help as help_content
-from webui.forms import ANALYZED_WINDOWS, AppSearchForm
+from webui.forms import (
+    ANALYZED_WINDOWS,
+    USER_DEFAULT_DAYS,
+    AppSearchForm,
+    CompareForm,
+    FlowRunForm,
+    HistoryForm,
+    ProblemForm,
+    UserForm,
+)
 
 APPS_PER_PAGE = 25
 
 
 def _not_found(request: HttpRequest, message: str) -> HttpResponse:
     return render(request, "webui/not_found.html", {"message": message}, status=404)
+
+
+def _bad_request(request: HttpRequest, form: ProblemForm, what: str) -> HttpResponse:
+    context = {"what": what, "problems": form.problems(), "form": form}
+    return render(request, "webui/bad_request.html", context, status=400)
 
 
 @require_safe
@@ -82,6 +99,88 @@ def help_heuristic(request: HttpRequest, code: str) -> HttpResponse:
 def sources(request: HttpRequest) -> HttpResponse:
     overview = selectors.sources_overview(now=timezone.now())
     return render(request, "webui/sources.html", {"clusters": overview})
+
+
+# Flow runs, histories, comparisons and users. Ids travel as query parameters (they hold slashes and colons).
+
+
+@require_safe
+def flow_execution(request: HttpRequest) -> HttpResponse:
+    form = FlowRunForm(request.GET)
+    if not form.is_valid():
+        return _bad_request(request, form, "a flow execution")
+    flow_exec_id, cluster = form.cleaned_data["flow_exec_id"], form.cleaned_data["cluster"]
+    run = selectors.flow_execution(flow_exec_id=flow_exec_id, cluster=cluster)
+    if run is None:
+        return _not_found(request, f"No analyzed app belongs to flow execution “{flow_exec_id}”.")
+    codes = _codes(run.heuristics.values())
+    return render(request, "webui/flow_execution.html", {"run": run, "cluster": cluster, "codes": codes})
+
+
+def _codes(findings: Iterable[dict[str, int]]) -> list[str]:
+    # Heuristic codes in the order they first appear (the analysis's order), each once.
+    seen: dict[str, None] = {}
+    for by_code in findings:
+        seen.update(dict.fromkeys(by_code))
+    return list(seen)
+
+
+HISTORY_TITLES = {"job_def_id": "Job history", "flow_def_id": "Flow history", "template": "Template history"}
+
+
+@require_safe
+def history(request: HttpRequest) -> HttpResponse:
+    form = HistoryForm(request.GET)
+    if not form.is_valid():
+        return _bad_request(request, form, "a history")
+    by, data = form.by, form.cleaned_data
+    cluster, limit = data["cluster"], data["limit"] or selectors.HISTORY_DEFAULT_LIMIT
+    if by == "flow_def_id":
+        points = selectors.flow_history(flow_def_id=data[by], cluster=cluster, limit=limit)
+    else:
+        points = selectors.job_history(**{by: data[by]}, cluster=cluster, limit=limit)
+    codes = _codes(point.heuristics for point in points)
+    strip = [(code, [(point, point.heuristics.get(code)) for point in points]) for code in codes]
+    context = {
+        "by": by,
+        "value": data[by],
+        "title": HISTORY_TITLES[by],
+        "cluster": cluster,
+        "limit": limit,
+        "points": points,
+        "latest_first": points[::-1],
+        "strip": strip,
+    }
+    return render(request, "webui/history.html", context)
+
+
+@require_safe
+def compare(request: HttpRequest) -> HttpResponse:
+    form = CompareForm(request.GET)
+    if not form.is_valid():
+        return _bad_request(request, form, "a comparison")
+    a, b, cluster = form.cleaned_data["a"], form.cleaned_data["b"], form.cleaned_data["cluster"]
+    comparison = selectors.flow_comparison(a=a, b=b, cluster=cluster)
+    if comparison is None:
+        # Say which side is missing: the common mistake is one mistyped id.
+        missing = a if selectors.flow_execution(flow_exec_id=a, cluster=cluster) is None else b
+        return _not_found(request, f"No analyzed app belongs to flow execution “{missing}”.")
+    return render(request, "webui/compare.html", {"comparison": comparison, "cluster": cluster})
+
+
+@require_safe
+def user_page(request: HttpRequest) -> HttpResponse:
+    data = request.GET.copy()
+    data.setdefault("days", str(USER_DEFAULT_DAYS))  # so the period picker shows the period shown
+    form = UserForm(data)
+    if not form.is_valid():
+        return _bad_request(request, form, "a user")
+    user, days = form.cleaned_data["user"], form.cleaned_data["days"] or USER_DEFAULT_DAYS
+    since = timezone.now() - timedelta(days=days)
+    summary = selectors.user_summary(user=user, since=since)
+    page = Paginator(summary.apps, APPS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {"user_name": user, "days": days, "form": form, "summary": summary, "page": page}
+    return render(request, "webui/user.html", context)
 
 
 # Operations: plain endpoints for load balancers and Prometheus, not pages.

@@ -265,3 +265,91 @@ def sort_header(context: template.Context, label: str, column: str, current: str
         "url": f"?{params.urlencode()}{'#' + anchor if anchor else ''}",
         "state": state,
     }
+
+
+# Flow runs, histories and comparisons
+
+
+_ABBREVIATIONS: Final[dict[int, str]] = {0: "N", 1: "L", 2: "M", 3: "S", 4: "C"}
+
+
+@register.simple_tag
+def severity_mark(level: Any) -> SafeString:
+    """A compact severity for strips and grids: shape, colour and a letter, with the full name for screen readers
+    and as a tooltip. No finding is a dash, said as such."""
+    try:
+        severity = Severity(int(level))
+    except (TypeError, ValueError):
+        return format_html(
+            '<span class="mark mark-absent" title="{}">—<span class="visually-hidden">{}</span></span>',
+            "No finding",
+            "No finding",
+        )
+    return format_html(
+        '<span class="mark sev-{}" title="{}"><svg class="sev-icon" viewBox="0 0 12 12" width="11" height="11" '
+        'aria-hidden="true" focusable="false">{}</svg><span aria-hidden="true">{}</span>'
+        '<span class="visually-hidden">{}</span></span>',
+        severity.value,
+        severity.label,
+        SafeString(_SHAPES[severity.value]),  # fixed markup above, never data
+        _ABBREVIATIONS[severity.value],
+        severity.label,
+    )
+
+
+def _signed(number: float, magnitude: str) -> str:
+    return f"+{magnitude}" if number > 0 else f"-{magnitude}" if number < 0 else magnitude
+
+
+_CHANGE_FORMATS: Final = {"duration": duration, "gb_hours": gb_hours, "count": count}
+
+
+@register.simple_tag
+def change(difference: Any, kind: str = "count") -> SafeString:
+    """A difference ``b - a`` with a word saying which way it went, not only a colour: more time, resources, score
+    or severity is worse. ``kind`` is "duration", "gb_hours", "count" or "severity"."""
+    number = _number(difference)
+    if number is None:
+        return format_html('<span class="delta delta-unknown">{}</span>', MISSING)
+    if kind == "severity":
+        magnitude = f"{abs(int(number))} level{'s' if abs(number) != 1 else ''}" if number else "same"
+    else:
+        magnitude = _CHANGE_FORMATS.get(kind, count)(abs(number))
+    # GB-hours print with three decimals: a change too small to print is no change.
+    if number == 0 or magnitude in ("0 ms", "0.000 GB·h", "0"):
+        return format_html(
+            '<span class="delta delta-same">{} <span class="delta-word">same</span></span>',
+            "=" if kind == "severity" else magnitude,
+        )
+    worse = number > 0
+    return format_html(
+        '<span class="delta {}">{} <span class="delta-word">{} {}</span></span>',
+        "delta-worse" if worse else "delta-better",
+        _signed(number, magnitude) if kind != "severity" else ("+" if worse else "-") + magnitude,
+        "▲" if worse else "▼",
+        "worse" if worse else "better",
+    )
+
+
+@register.filter
+def http_url(value: Any) -> str:
+    """``value`` if it is an http(s) URL, safe to put in a link; "" otherwise (``javascript:`` and the like)."""
+    text = str(value or "").strip()
+    return text if text.lower().startswith(("http://", "https://")) else ""
+
+
+@register.filter
+def is_changed(job: Any) -> bool:
+    """Whether a compared job differs between the two runs in anything the comparison shows."""
+    if not getattr(job, "matched", False):
+        return True
+    values = (job.runtime_ms, job.used_gb_hours, job.wasted_gb_hours, job.score, job.severity)
+    return bool(job.heuristics) or any(_number(v) not in (None, 0.0) for v in values)
+
+
+@register.filter
+def flagged(findings: Any) -> list[tuple[str, int]]:
+    """The (code, severity) findings of ``{code: severity}`` that call for a fix (Moderate or worse)."""
+    if not isinstance(findings, dict):
+        return []
+    return [(code, level) for code, level in findings.items() if isinstance(level, int) and level >= Severity.MODERATE]
