@@ -271,3 +271,11 @@ def test_the_app_list_filtered_by_user_links_to_that_users_totals(client: Client
     html = page(client, "/apps/", {"user": "pat"})
 
     assert 'href="/users/?user=pat"' in html
+
+
+def test_a_user_name_in_the_app_list_and_dashboard_opens_the_users_page(client: Client) -> None:
+    make_app(user="dora <b>")
+
+    for url in ("/apps/", "/"):
+        page = client.get(url).content.decode()
+        assert 'href="/users/?user=dora%20%3Cb%3E"' in page, url
