@@ -396,7 +396,7 @@ def analyze_claim(
         label, app = _fetch(claim, source)
         report = analyze(
             app,
-            suite or heuristics.load_suite(user_file=settings.HINDSIGHT_HEURISTICS_FILE),
+            suite or heuristics.configured_suite(settings.HINDSIGHT_HEURISTICS_FILE),
             jobinfo.configured(settings.HINDSIGHT_JOBINFO_FILE),
         )
         extra = {

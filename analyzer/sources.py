@@ -302,34 +302,10 @@ def _sources_apply(cluster: Cluster, specs: Sequence[SourceSpec], polling: Mappi
     return changed
 
 
-def cluster_add(
-    name: str,
-    *,
-    spark_history: str | None = None,
-    resourcemanagers: Sequence[str] = (),
-    jobhistory: str | None = None,
-    eventlog_dirs: Sequence[str] = (),
-    http_params: Mapping[str, Any] | None = None,
-    poll_interval_s: int | None = None,
-    safety_margin_s: int | None = None,
-    webhdfs_urls: Sequence[str] = (),
-    hdfs_user: str | None = None,
-    spark_history_fetch_mode: str | None = None,
-) -> Cluster:
-    """A new cluster with one source per kind given; SourceConfigError for bad input or a name already taken."""
-    spec = cluster_spec(
-        name,
-        spark_history=spark_history,
-        resourcemanagers=resourcemanagers,
-        jobhistory=jobhistory,
-        eventlog_dirs=eventlog_dirs,
-        http_params=http_params,
-        poll_interval_s=poll_interval_s,
-        safety_margin_s=safety_margin_s,
-        webhdfs_urls=webhdfs_urls,
-        hdfs_user=hdfs_user,
-        spark_history_fetch_mode=spark_history_fetch_mode,
-    )
+def cluster_add(name: str, **options: Any) -> Cluster:
+    """A new cluster with one source per kind given (``options``: those of :func:`cluster_spec`); SourceConfigError
+    for bad input or a name already taken."""
+    spec = cluster_spec(name, **options)
     try:
         with transaction.atomic():
             cluster = Cluster.objects.create(name=spec.name, jobhistory_url=spec.jobhistory_url)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-from pathlib import Path
 from typing import Any
 
 from celery import Task, shared_task
@@ -22,24 +21,11 @@ from django.utils import timezone
 
 import heuristics
 from analyzer.models import Source
-from analyzer.pipeline import HeuristicSuite
 from analyzer.polling import analyze_claim, claims_sweep, poll_source, sources_due
 
 log = logging.getLogger(__name__)
 
 MAX_RETRIES = 5
-_suites: dict[tuple[str | None, float], HeuristicSuite] = {}
-
-
-def _suite() -> HeuristicSuite:
-    """The heuristic suite, loaded once per worker process and again when the overrides file changes."""
-    path = settings.HINDSIGHT_HEURISTICS_FILE
-    mtime = Path(path).stat().st_mtime if path and Path(path).exists() else 0.0
-    key = (path, mtime)
-    if key not in _suites:
-        _suites.clear()
-        _suites[key] = heuristics.load_suite(user_file=path)
-    return _suites[key]
 
 
 def _enqueue_app(claim_id: int) -> None:
@@ -92,7 +78,11 @@ def poll_source_task(self: Task, source_id: int) -> dict[str, Any] | None:
 def analyze_app_task(self: Task, claim_id: int) -> dict[str, Any]:
     """Fetches, analyzes and stores the app of claim ``claim_id``, unless it is done or another worker has it."""
     # The task id survives redelivery and retries, so a later run of this message may take its own claim back.
-    outcome = analyze_claim(claim_id, poller_id=f"task:{self.request.id}", suite=_suite())
+    outcome = analyze_claim(
+        claim_id,
+        poller_id=f"task:{self.request.id}",
+        suite=heuristics.configured_suite(settings.HINDSIGHT_HEURISTICS_FILE),
+    )
     return {
         "claim": claim_id,
         "app": outcome.key,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final, Self
@@ -228,21 +228,52 @@ def get_json(session: requests.Session, url: str, **params: Any) -> Any:
 
 def download(session: requests.Session, url: str, dest_file: IO[bytes], *, max_bytes: int | None = None) -> int:
     """Streams GET ``url`` into ``dest_file`` chunk by chunk; returns the bytes written. BackendError on failure."""
-    written = 0
     with _get(session, url, params=None, stream=True) as response:
-        try:
-            for chunk in response.iter_content(chunk_size=CHUNK_SIZE):
-                written += len(chunk)
-                if max_bytes is not None and written > max_bytes:
-                    raise BackendError(
-                        f"GET {_safe(session, url)}: larger than the limit of {max_bytes} bytes", permanent=True
-                    )
-                dest_file.write(chunk)
-        except requests.RequestException as error:
-            raise BackendError(
-                f"GET {_safe(session, url)}: download broke off after {written} bytes ({_reason(session, error, url)})"
-            ) from None
+        return copy_body(
+            response,
+            dest_file,
+            max_bytes=max_bytes,
+            where=f"GET {_safe(session, url)}",
+            reason=lambda error: _reason(session, error, url),
+        )
+
+
+def copy_body(
+    response: requests.Response,
+    dest_file: IO[bytes],
+    *,
+    max_bytes: int | None,
+    where: str,
+    reason: Callable[[requests.RequestException], str],
+) -> int:
+    """Copies a streamed answer into ``dest_file``; the bytes written. Permanent BackendError beyond ``max_bytes``
+    (counted as they come, not trusted from headers), transient when the transfer breaks off."""
+    written = 0
+    try:
+        for chunk in response.iter_content(chunk_size=CHUNK_SIZE):
+            written += len(chunk)
+            if max_bytes is not None and written > max_bytes:
+                raise BackendError(f"{where}: larger than the limit of {max_bytes} bytes", permanent=True)
+            dest_file.write(chunk)
+    except requests.RequestException as error:
+        raise BackendError(f"{where}: download broke off after {written} bytes ({reason(error)})") from None
     return written
+
+
+def json_int(value: Any) -> int | None:
+    """An integer from an untrusted JSON answer: an int, an integral float or a numeric string; else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            return None
+    return None
 
 
 def _get(session: requests.Session, url: str, *, params: Mapping[str, Any] | None, stream: bool) -> requests.Response:

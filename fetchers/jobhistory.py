@@ -58,7 +58,7 @@ from fetchers.backends import (
     register,
 )
 from fetchers.hadoop_conf import resolve_and_redact
-from fetchers.http import HTTP_PARAMETERS, HttpPolicy, PolicySession, get_json, mask_url, session_for
+from fetchers.http import HTTP_PARAMETERS, HttpPolicy, PolicySession, get_json, json_int, mask_url, session_for
 
 __all__ = ("JobHistoryBackend", "job_id_for", "sample_tasks")
 
@@ -164,7 +164,7 @@ class JobHistoryBackend(Backend):
         refs: list[AppRef] = []
         for job in _items(body.get("jobs") if isinstance(body, dict) else None, "job"):
             job_id = _text(job.get("id"))
-            finished = _int(job.get("finishTime"))
+            finished = json_int(job.get("finishTime"))
             if not job_id or _text(job.get("state")).upper() not in LISTED_STATES:
                 continue
             if finished is not None and finished > 0 and not start_ms <= finished < end_ms:
@@ -385,9 +385,9 @@ class _JobFetch:
             diagnostics = "the job ended in the ERROR state (an internal error of its ApplicationMaster)"
         app.diagnostics = diagnostics[:MAX_DIAGNOSTICS_CHARS]
         for phase, prefix in ((app.maps, "maps"), (app.reduces, "reduces")):
-            total = _int(job.get(f"{prefix}Total"))
+            total = json_int(job.get(f"{prefix}Total"))
             phase.total_tasks = max(total or 0, 0)
-            phase.reported_finished = _int(job.get(f"{prefix}Completed"))
+            phase.reported_finished = json_int(job.get(f"{prefix}Completed"))
         return app
 
     def _counters(self, app: MapReduceApp, body: Any) -> None:
@@ -405,13 +405,13 @@ class _JobFetch:
             group_name = canonical_group(_text(group.get("counterGroupName")))
             for counter in _items(group, "counter"):
                 name = _text(counter.get("name"))
-                total = _int(counter.get("totalCounterValue"))
+                total = json_int(counter.get("totalCounterValue"))
                 if not group_name or not name or total is None:
                     skipped += 1
                     continue
                 totals.setdefault(group_name, {})[name] = total
                 for target, key in ((maps, "mapCounterValue"), (reduces, "reduceCounterValue")):
-                    value = _int(counter.get(key))
+                    value = json_int(counter.get(key))
                     if value is not None:
                         target.setdefault(group_name, {})[name] = value
         if skipped:
@@ -561,7 +561,7 @@ def _task_counters(body: Any, outer: str, group_key: str) -> list[tuple[str, str
         group_name = _text(group.get("counterGroupName"))
         for counter in _items(group, "counter"):
             name = _text(counter.get("name"))
-            value = _int(counter.get("value"))
+            value = json_int(counter.get("value"))
             if group_name and name and value is not None:
                 triples.append((group_name, name, value))
     return triples
@@ -586,24 +586,9 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            return None
-    return None
-
-
 def _positive(value: Any) -> int | None:
     """An epoch-ms time: None when absent, -1 (never started) or 0 (not finished)."""
-    number = _int(value)
+    number = json_int(value)
     return number if number is not None and number > 0 else None
 
 

@@ -24,7 +24,7 @@ from urllib.parse import quote, urlsplit
 import requests
 
 from fetchers.backends import BackendError, ParameterError
-from fetchers.http import CHUNK_SIZE, HttpPolicy, mask_url, session_for
+from fetchers.http import HttpPolicy, copy_body, mask_url, session_for
 
 __all__ = ("FileStatus", "NotFound", "RemoteError", "WebHdfsClient", "WebHdfsLocation", "parse_location")
 
@@ -168,21 +168,10 @@ class WebHdfsClient:
 
     def download(self, path: str, dest: IO[bytes], *, max_bytes: int) -> int:
         """Streams a file into ``dest``; the bytes written. Permanent BackendError beyond ``max_bytes``."""
-        written = 0
         with self._request(path, "OPEN", {}, stream=True) as response:
-            try:
-                for chunk in response.iter_content(chunk_size=CHUNK_SIZE):
-                    written += len(chunk)
-                    if written > max_bytes:
-                        raise BackendError(
-                            f"{self.where(path)}: larger than the limit of {max_bytes} bytes; refused", permanent=True
-                        )
-                    dest.write(chunk)
-            except requests.RequestException as error:
-                raise BackendError(
-                    f"{self.where(path)}: download broke off after {written} bytes ({type(error).__name__})"
-                ) from None
-        return written
+            return copy_body(
+                response, dest, max_bytes=max_bytes, where=self.where(path), reason=lambda error: type(error).__name__
+            )
 
     def _list_batched(self, path: str) -> list[FileStatus]:
         entries: list[FileStatus] = []

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from analyzer.appmodel.spark import SparkApp
 from fetchers.backends import AppRef, Backend, BackendError, Parameter, ParameterError, register
-from fetchers.http import HTTP_PARAMETERS, HttpPolicy, get_json, session_for
+from fetchers.http import HTTP_PARAMETERS, HttpPolicy, get_json, json_int, session_for
 
 __all__ = ("ResourceManagerBackend", "rm_app_summary")
 
@@ -220,18 +220,7 @@ def _typed(value: Any, kind: type) -> Any:
     """``value`` as ``kind`` (str or int), or None: RM answers are untrusted, numbers may come as strings."""
     if kind is str:
         return value if isinstance(value, str) else None
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            return None
-    return None
+    return json_int(value)
 
 
 def _base_url(backend: str, url: str) -> str:

@@ -9,7 +9,7 @@ from heuristics.base import ConfigError, Heuristic, HeuristicConfig, HeuristicRe
 from heuristics.config import ENV_VAR
 from heuristics.registry import BUILTINS, Registry, RegistryError, register
 from heuristics.severity import Ascending, Descending, Severity, Thresholds
-from heuristics.suite import Suite, app_score, app_severity, load_suite
+from heuristics.suite import Suite, app_score, app_severity, configured_suite, load_suite
 
 BUILTINS.freeze()
 
@@ -29,6 +29,7 @@ __all__ = [
     "Thresholds",
     "app_score",
     "app_severity",
+    "configured_suite",
     "load_suite",
     "register",
     "score_of",

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from analyzer.appmodel.spark import SparkApp
@@ -60,6 +62,21 @@ class Suite:
             results.append(result)
         forget_task_tables()
         return results
+
+
+def configured_suite(user_file: str | None = None) -> Suite:
+    """``load_suite(user_file)``, loaded once per process and again when the file changes (long-running workers)."""
+    user_file = user_file or user_file_from_env()
+    try:
+        stamp = Path(user_file).stat().st_mtime_ns if user_file else 0
+    except OSError:
+        stamp = -1  # load_suite says what is wrong with it
+    return _configured_suite(user_file, stamp)
+
+
+@functools.lru_cache(maxsize=2)
+def _configured_suite(user_file: str | None, stamp: int) -> Suite:
+    return load_suite(user_file)
 
 
 def load_suite(user_file: str | None = None) -> Suite:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -323,3 +324,20 @@ def test_configs_survive_pickling_for_worker_processes() -> None:
     suite = heuristics.load_suite()
     copies = pickle.loads(pickle.dumps(suite))
     assert [h.config for h in copies.heuristics] == [h.config for h in suite.heuristics]
+
+
+def test_the_configured_suite_is_loaded_once_and_again_when_its_file_changes(tmp_path: Path) -> None:
+    overrides = tmp_path / "heuristics.yaml"
+    overrides.write_text("spark.spill:\n  enabled: false\n")
+
+    first = heuristics.configured_suite(str(overrides))
+    assert heuristics.configured_suite(str(overrides)) is first
+    assert first.get("spark.spill") is None
+
+    overrides.write_text("spark.stage_runtime:\n  enabled: false\n")
+    os.utime(overrides, ns=(overrides.stat().st_mtime_ns + 10**9,) * 2)
+    changed = heuristics.configured_suite(str(overrides))
+
+    assert changed is not first
+    assert changed.get("spark.spill") is not None
+    assert changed.get("spark.stage_runtime") is None
