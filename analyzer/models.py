@@ -8,6 +8,7 @@ per-executor summaries. Re-analyzing the same (source, app id, attempt) updates 
 from __future__ import annotations
 
 from django.db import models
+from django.db.models.functions import Upper
 from django.utils import timezone
 
 
@@ -91,6 +92,10 @@ class AnalyzedApp(models.Model):
             models.Index(fields=["flow_def_id", "-end_time"], name="app_flow_def_end_idx"),
             models.Index(fields=["flow_exec_id"], name="app_flow_exec_idx"),
             models.Index(fields=["job_def_id"], name="app_job_def_idx"),
+            # An app id matched case-insensitively under either prefix (API detail, gate): 0010. On PostgreSQL
+            # 0010 also adds (key, end_time DESC NULLS LAST, id DESC) indexes for the list's filters and sort
+            # keys and trigram indexes for name and id fragments, which SQLite cannot create.
+            models.Index(Upper("app_id"), name="app_id_upper_idx"),
         ]
         ordering = ["-end_time", "-id"]
 
@@ -115,7 +120,9 @@ class HeuristicResult(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["app", "code"], name="uniq_heuristic_per_app")]
-        indexes = [models.Index(fields=["code", "severity"], name="heuristic_code_severity_idx")]
+        # The list's heuristic= / severity_min= filter, answered from this index alone (0010: it replaced the
+        # (code, severity) index, its prefix).
+        indexes = [models.Index(fields=["code", "severity", "app"], name="heuristic_code_sev_app_idx")]
         ordering = ["app", "position"]
 
     def __str__(self) -> str:
@@ -165,6 +172,8 @@ class StageSummary(models.Model):
     peak_execution_memory = models.BigIntegerField(default=0)  # max over tasks
     # Quantiles (0, .25, .5, .75, 1) of successful task durations, ms, for the report's charts.
     task_duration_quantiles = models.JSONField(default=list)
+    # Log-spaced histogram of successful task durations: {"edges_ms": [...], "counts": [...]}, {} if none.
+    task_duration_histogram = models.JSONField(default=dict)
     failure_reason = models.TextField(blank=True, default="")
 
     class Meta:

@@ -73,6 +73,7 @@ SWEEP_BATCH: Final = 1000  # claims enqueued per sweep at most: a backlog drains
 _CREATE_BATCH: Final = 500
 MAPREDUCE: Final = "MAPREDUCE"  # the ResourceManager's applicationType of MapReduce jobs
 JOBHISTORY_LABEL: Final = "mapreduce-jobhistory"  # MapReduce apps are stored as <cluster>/mapreduce-jobhistory
+_ALL_TIME_MS: Final = 2**62  # the end of a listing window that holds every log, however late
 Enqueue = Callable[[int], object]
 OnAnalyzed = Callable[["PollResult", "AnalyzedAppResult"], object]
 
@@ -425,7 +426,33 @@ def _fetch(claim: AppClaim, source: Source) -> tuple[str, SparkApp | MapReduceAp
         job = jobhistory_backend(claim.cluster, source).fetch(claim_ref(claim))
         return f"{claim.cluster.name}/{JOBHISTORY_LABEL}", job
     backend: Backend = source_backend(source)
-    return f"{claim.cluster.name}/{source.backend}", backend.fetch(claim_ref(claim))
+    ref = claim_ref(claim)
+    if source.backend == SourceBackend.EVENTLOG_DIR and not ref.extra.get("path"):
+        ref = located_log(backend, ref)  # an on-demand request (analyzer.ondemand) names the app, not its log
+    return f"{claim.cluster.name}/{source.backend}", backend.fetch(ref)
+
+
+def located_log(backend: Backend, wanted: AppRef) -> AppRef:
+    """The listed ref of the complete event log of ``wanted``'s app (its attempt when given, else the latest).
+
+    The backend's own listing finds it, over all time: a stat per log (one LISTSTATUS per directory on HDFS), no
+    parsing. A log of that id still in progress is not listed; a missing one fails the request for good (a wrong
+    id, or asked too early: asking again re-arms it).
+    """
+    backend.state = {}  # a private listing: the source's in-progress memory is neither read nor changed
+    found = [
+        ref
+        for ref in backend.list_finished(0, _ALL_TIME_MS)
+        if ref.app_id == wanted.app_id and (not wanted.attempt_id or ref.attempt_id == wanted.attempt_id)
+    ]
+    if not found:
+        attempt = f" attempt {wanted.attempt_id}" if wanted.attempt_id else ""
+        raise BackendError(
+            f"{wanted.app_id}{attempt}: no complete event log of this app in the source's directories "
+            "(still running, or not this id?)",
+            permanent=True,
+        )
+    return max(found, key=lambda ref: (ref.finished_ms or 0, ref.attempt_id or ""))
 
 
 def mapreduce_enabled(source: Source) -> bool:

@@ -7,14 +7,16 @@ frozen dataclasses whose related rows are already loaded, so templates never tri
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from django.db.models import Count, F, Max, Min, Prefetch, Q, QuerySet, Sum, Window
+from django.db.models import Case, Count, Exists, F, Max, Min, OuterRef, Prefetch, Q, QuerySet, Sum, Value, When, Window
 from django.db.models.functions import RowNumber
+from django.utils.dateparse import parse_datetime
 
 from analyzer.jobinfo import FIELDS as JOB_FIELDS
 from analyzer.masking import MASK, mask_secrets
@@ -85,11 +87,14 @@ def app_search(
     min_severity: int | None = None,
     severity: int | None = None,
     analyzed_since: datetime | None = None,
+    filters: AppFilters | None = None,
+    ordering: str = "-end_time",
 ) -> QuerySet[AnalyzedApp]:
-    """Apps matching every given filter, most recently ended first.
+    """Apps matching every given filter, most recently ended first unless ``ordering`` says otherwise.
 
     ``query`` is the free search box: an app id (as in :func:`app_id_filter`), an exact user or part of a
-    name. ``min_severity`` keeps apps at least that severe, ``severity`` exactly that severe.
+    name. ``min_severity`` keeps apps at least that severe, ``severity`` exactly that severe; ``filters`` are the
+    API's filters (:func:`filter_apps`). ``ordering`` is a key of :data:`APP_ORDERINGS`, "-" for descending.
     """
     apps = AnalyzedApp.objects.all()
     if query.strip():
@@ -107,8 +112,156 @@ def app_search(
         apps = apps.filter(severity=severity)
     if analyzed_since is not None:
         apps = apps.filter(analyzed_at__gte=analyzed_since)
+    if filters is not None:
+        apps = filter_apps(apps, filters)
     # The list never shows the big JSON columns; leave them in the database.
-    return _latest_first(apps).defer("metrics", "parse_stats", "spark_properties", "warnings")
+    return order_apps(apps, ordering).defer("metrics", "parse_stats", "spark_properties", "warnings", "yarn")
+
+
+# The app list's filters and sort keys, shared by the search page and the REST API so the two cannot drift.
+
+# Sort key -> model field; the API accepts the first six. Each may be "-"-prefixed for descending.
+APP_ORDERINGS: Final[dict[str, str]] = {
+    "end_time": "end_time",
+    "start_time": "start_time",
+    "severity": "severity",
+    "score": "score",
+    "runtime_ms": "runtime_ms",
+    "wasted_gb_hours": "wasted_gb_hours",
+    "used_gb_hours": "used_gb_hours",
+    "user": "user",
+    "name": "name",
+}
+DEFAULT_APP_ORDERING: Final = "-end_time"
+
+
+@dataclass(frozen=True, slots=True)
+class AppFilters:
+    """The app list's filters under the API's parameter names; an empty value does not filter."""
+
+    app_id: str = ""  # as app_id_filter: either prefix, or any part of the id
+    user: str = ""  # exact
+    queue: str = ""  # exact
+    name: str = ""  # any part, any case
+    app_type: str = ""  # an AppType value
+    job_type: str = ""  # exact
+    cluster: str = ""  # a cluster name
+    no_cluster: bool = False  # only apps analyzed from files (no cluster); the search page's "(files)"
+    flow_def_id: str = ""
+    flow_exec_id: str = ""
+    job_def_id: str = ""
+    template: str = ""  # exact
+    severity_min: int | None = None  # the app's severity, or with heuristic the heuristic's
+    heuristic: str = ""  # a heuristic code: apps it judged
+    started_after: datetime | None = None  # inclusive
+    started_before: datetime | None = None  # exclusive
+    finished_after: datetime | None = None  # inclusive
+    finished_before: datetime | None = None  # exclusive
+    # The three flow/job ids: exact when any app has exactly that id, else every id starting with it (the search
+    # page, where people paste part of an id); False matches exactly (the API).
+    ids_by_prefix: bool = False
+
+
+_EXACT_FIELDS: Final = ("user", "queue", "app_type", "job_type", "template")
+_ID_FIELDS: Final = ("flow_def_id", "flow_exec_id", "job_def_id")
+_RANGES: Final = (
+    ("started_after", "start_time__gte"),
+    ("started_before", "start_time__lt"),
+    ("finished_after", "end_time__gte"),
+    ("finished_before", "end_time__lt"),
+)
+
+
+def _exact_or_prefix(field: str, value: str) -> Q:
+    # One indexed probe decides, independent of the other filters, so an id means the same in every search.
+    if AnalyzedApp.objects.filter(**{field: value}).exists():
+        return Q(**{field: value})
+    return Q(**{f"{field}__startswith": value})
+
+
+def filter_apps(apps: QuerySet[AnalyzedApp], filters: AppFilters) -> QuerySet[AnalyzedApp]:
+    """``apps`` narrowed by every filter given (each one a plain column condition the indexes can serve).
+
+    A heuristic filter is an EXISTS on its results (the (code, severity) index), not a join, so an app is never
+    listed twice. With ``ids_by_prefix`` each flow/job id given costs one indexed existence query first.
+    """
+    if filters.app_id.strip():
+        apps = apps.filter(app_id_filter(filters.app_id))
+    conditions: dict[str, Any] = {field: getattr(filters, field) for field in _EXACT_FIELDS if getattr(filters, field)}
+    if filters.name:
+        conditions["name__icontains"] = filters.name
+    if filters.cluster:
+        conditions["cluster__name"] = filters.cluster
+    if filters.no_cluster:
+        conditions["cluster__isnull"] = True
+    for attribute, lookup in _RANGES:
+        if getattr(filters, attribute) is not None:
+            conditions[lookup] = getattr(filters, attribute)
+    apps = apps.filter(**conditions)
+    for field in _ID_FIELDS:
+        value = getattr(filters, field)
+        if value:
+            apps = apps.filter(_exact_or_prefix(field, value) if filters.ids_by_prefix else Q(**{field: value}))
+    level, code = filters.severity_min, filters.heuristic
+    if code:
+        findings = HeuristicResult.objects.filter(app=OuterRef("pk"), code=code)
+        if level is not None:
+            findings = findings.filter(severity__gte=level)
+        apps = apps.filter(Exists(findings))
+    elif level is not None:
+        apps = apps.filter(severity__gte=level)
+    return apps
+
+
+def order_apps(apps: QuerySet[AnalyzedApp], ordering: str) -> QuerySet[AnalyzedApp]:
+    """Sort by a key of :data:`APP_ORDERINGS`; missing values last either way, the id breaks ties (stable pages).
+
+    NULLS LAST is only spelled out for nullable columns: PostgreSQL does not match it to a plain index even on a
+    NOT NULL column, and there it changes nothing.
+    """
+    field = APP_ORDERINGS[ordering.removeprefix("-")]
+    descending = ordering.startswith("-")
+    if not AnalyzedApp._meta.get_field(field).null:
+        return apps.order_by(f"-{field}" if descending else field, "-id" if descending else "id")
+    if descending:
+        return apps.order_by(F(field).desc(nulls_last=True), "-id")
+    return apps.order_by(F(field).asc(nulls_last=True), "id")
+
+
+_EPOCH_MS: Final = re.compile(r"-?\d{1,16}")
+
+
+def parse_instant(text: str) -> datetime | None:
+    """An instant given as ISO 8601 (a naive one, or a bare date, is UTC) or epoch milliseconds; None if neither."""
+    text = text.strip()
+    try:
+        if _EPOCH_MS.fullmatch(text):
+            return datetime.fromtimestamp(int(text) / 1000, tz=UTC)
+        parsed = parse_datetime(text)
+    except (ValueError, OverflowError, OSError):
+        return None
+    if parsed is None:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def cluster_names() -> list[str]:
+    """Every configured cluster's name, alphabetically (the search page's cluster choices)."""
+    return list(Cluster.objects.order_by("name").values_list("name", flat=True))
+
+
+def heuristic_choices() -> list[tuple[str, str]]:
+    """(code, name) of each configured heuristic in suite order (the search page's choices); [] when the suite
+    cannot load (the help pages say why)."""
+    try:
+        from django.conf import settings
+
+        import heuristics  # imported late, as the help pages do: a broken suite must not break reads
+
+        suite = heuristics.configured_suite(settings.HINDSIGHT_HEURISTICS_FILE)  # cached per process
+        return [(h.code, h.name) for h in suite.heuristics]
+    except Exception:
+        return []
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +273,27 @@ class SeverityCount:
 
 
 @dataclass(frozen=True, slots=True)
+class ClusterCount:
+    """A cluster's apps analyzed in the recent window; ``cluster`` is "" for apps analyzed from files."""
+
+    cluster: str
+    analyzed: int
+    needs_tuning: int  # at least SEVERE
+    critical: int
+
+
+@dataclass(frozen=True, slots=True)
+class Offender:
+    """A user or a flow with its apps that ended in the recent window and their GB-hours."""
+
+    kind: str  # "user", "flow_def_id" or "template" (a flow without a scheduler id is known by its template)
+    key: str
+    apps: int
+    used_gb_hours: float | None
+    wasted_gb_hours: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class DashboardSummary:
     total: int
     recent: int  # analyzed within ``recent_window``
@@ -127,12 +301,16 @@ class DashboardSummary:
     by_severity: list[SeverityCount]  # every level, most severe first, zeros included
     latest: list[AnalyzedApp]
     worst: list[AnalyzedApp]
+    by_cluster: list[ClusterCount]  # every cluster by name, then files if any
+    top_users: list[Offender]  # most wasted GB-hours first
+    top_flows: list[Offender]
 
 
 def dashboard_summary(
-    *, now: datetime, recent_window: timedelta = timedelta(hours=24), limit: int = 10
+    *, now: datetime, recent_window: timedelta = timedelta(hours=24), limit: int = 10, top: int = 5
 ) -> DashboardSummary:
-    """Counts by severity (all time and recent), the latest ended apps and the highest scores."""
+    """Counts by severity (all time and recent) and by cluster (recent), the latest ended apps, the highest scores
+    and the users and flows that wasted most recently: seven queries whatever the number of apps."""
     since = now - recent_window
     rows = (
         AnalyzedApp.objects.order_by()
@@ -152,7 +330,51 @@ def dashboard_summary(
         by_severity=by_severity,
         latest=list(_latest_first(light)[:limit]),
         worst=list(light.filter(score__gt=0).order_by("-score", "-severity", "-id")[:limit]),
+        by_cluster=_cluster_counts(since),
+        top_users=_top_offenders(since, "user", top),
+        top_flows=_top_offenders(since, "flow", top),
     )
+
+
+def _cluster_counts(since: datetime) -> list[ClusterCount]:
+    # Every configured cluster is listed, an idle one with zeros: a cluster that stopped sending shows up.
+    rows = (
+        AnalyzedApp.objects.filter(analyzed_at__gte=since)
+        .order_by()
+        .values("cluster_id")
+        .annotate(
+            analyzed=Count("id"),
+            needs_tuning=Count("id", filter=Q(severity__gte=Severity.SEVERE)),
+            critical=Count("id", filter=Q(severity__gte=Severity.CRITICAL)),
+        )
+    )
+    by_id: dict[int | None, tuple[int, int, int]] = {
+        row["cluster_id"]: (row["analyzed"], row["needs_tuning"], row["critical"]) for row in rows
+    }
+    names: list[tuple[int | None, str]] = list(Cluster.objects.order_by("name").values_list("id", "name"))
+    if None in by_id:
+        names.append((None, ""))  # apps from files, only when there are some
+    return [ClusterCount(name, *by_id.get(cluster_id, (0, 0, 0))) for cluster_id, name in names]
+
+
+def _top_offenders(since: datetime, by: str, top: int) -> list[Offender]:
+    # The user page's period rule (by end, or by analysis when the end is unknown), so a link shows the same sums.
+    apps = AnalyzedApp.objects.filter(Q(end_time__gte=since) | Q(end_time__isnull=True, analyzed_at__gte=since))
+    if by == "user":
+        apps = apps.exclude(user="").annotate(kind=Value("user"), key=F("user"))
+    else:
+        has_flow = ~Q(flow_def_id="")
+        apps = apps.filter(has_flow | ~Q(template="")).annotate(
+            kind=Case(When(has_flow, then=Value("flow_def_id")), default=Value("template")),
+            key=Case(When(has_flow, then=F("flow_def_id")), default=F("template")),
+        )
+    rows = (
+        apps.order_by()
+        .values("kind", "key")
+        .annotate(n=Count("id"), used=Sum("used_gb_hours"), wasted=Sum("wasted_gb_hours"))
+        .order_by(F("wasted").desc(nulls_last=True), F("used").desc(nulls_last=True), "key")[:top]
+    )
+    return [Offender(row["kind"], row["key"], row["n"], row["used"], row["wasted"]) for row in rows]
 
 
 @dataclass(frozen=True, slots=True)
@@ -616,14 +838,32 @@ def app_attempts_by_id(*, app_id: str, attempt: str = "", cluster: str = "") -> 
 
 
 @dataclass(frozen=True, slots=True)
-class GateVerdict:
-    """A CI gate's answer on one app: fail when any judged finding is above ``max_severity``."""
+class GateTarget:
+    """What a CI gate judges: one app (an app id's latest attempt, a job definition's or template's latest run), or
+    every app of a flow definition's latest run (``flow_exec_id``)."""
 
-    app: AnalyzedApp
+    apps: list[AnalyzedApp]  # never empty; latest ended first
+    flow_exec_id: str = ""  # the judged flow run; "" when one app is judged
+
+    @property
+    def app(self) -> AnalyzedApp:
+        """The latest ended app judged (the only one, unless a flow run is judged)."""
+        return self.apps[0]
+
+
+@dataclass(frozen=True, slots=True)
+class GateVerdict:
+    """A CI gate's answer: fail when any judged finding (of any judged app) is above ``max_severity``."""
+
+    target: GateTarget
     max_severity: int
     severity: int  # the worst severity among the judged findings (NONE when there are none)
-    failed: list[HeuristicResult]  # the judged findings above the bar, most severe first
+    failed: list[HeuristicResult]  # the judged findings above the bar, most severe first; ``.app`` is loaded
     judged: list[HeuristicResult]
+
+    @property
+    def app(self) -> AnalyzedApp:
+        return self.target.app
 
     @property
     def passed(self) -> bool:
@@ -632,45 +872,85 @@ class GateVerdict:
     @property
     def reason(self) -> str:
         """One line for a CI log."""
-        app = self.app.app_id + (f" attempt {self.app.attempt_id}" if self.app.attempt_id else "")
         bar = Severity(self.max_severity).name
+        flow = self.target.flow_exec_id
+        if flow:
+            what = f"flow run {flow} ({len(self.target.apps)} app{'s' if len(self.target.apps) != 1 else ''})"
+        else:
+            what = _attempt_label(self.app)
         if self.passed:
-            return f"pass: {app} has no finding above {bar} (worst {Severity(self.severity).name})"
-        worst = ", ".join(f"{r.code}={Severity(r.severity).name}" for r in self.failed)
-        return f"fail: {app} has {len(self.failed)} finding(s) above {bar}: {worst}"
+            return f"pass: {what} has no finding above {bar} (worst {Severity(self.severity).name})"
+        worst = ", ".join(
+            (f"{_attempt_label(r.app)} " if flow else "") + f"{r.code}={Severity(r.severity).name}" for r in self.failed
+        )
+        return f"fail: {what} has {len(self.failed)} finding(s) above {bar}: {worst}"
+
+
+def _attempt_label(app: AnalyzedApp) -> str:
+    return app.app_id + (f" attempt {app.attempt_id}" if app.attempt_id else "")
+
+
+# The columns a gate shows of each judged app; the big JSON columns stay in the database.
+_GATE_DEFERRED: Final = ("metrics", "parse_stats", "spark_properties", "warnings", "yarn")
 
 
 def gate_target(
     *, app_id: str = "", job_def_id: str = "", flow_def_id: str = "", template: str = "", cluster: str = ""
-) -> AnalyzedApp | None:
-    """The app a gate judges: the given app id's latest attempt, or the latest run of a job definition, flow
-    definition or template (the latest ended app carrying that key). None when nothing is analyzed yet."""
+) -> GateTarget | None:
+    """What a gate judges; None when nothing is analyzed yet.
+
+    ``app_id`` judges that id's latest ended attempt; ``job_def_id`` and ``template`` the latest ended app carrying
+    the key (one run of a job is one app). ``flow_def_id`` judges the flow's latest run: the flow execution whose
+    last app ended last (as the flow history orders them), and every app of that execution carrying that flow
+    definition, whichever app ended last. Apps of the flow without an execution id belong to no run and are not
+    judged. Two queries for a flow (the latest execution, its apps), one otherwise.
+    """
     apps = AnalyzedApp.objects.all()
+    if cluster:
+        apps = apps.filter(cluster__name=cluster)
+    if flow_def_id:
+        runs = apps.filter(flow_def_id=flow_def_id).exclude(flow_exec_id="").order_by().values("flow_exec_id")
+        latest = runs.annotate(last_end=Max("end_time")).order_by(F("last_end").desc(nulls_last=True), "-flow_exec_id")
+        run = latest.values_list("flow_exec_id", flat=True).first()
+        if run is None:
+            return None
+        members = apps.filter(flow_def_id=flow_def_id, flow_exec_id=run).select_related("cluster")
+        return GateTarget(apps=list(_latest_first(members.defer(*_GATE_DEFERRED))), flow_exec_id=run)
     if app_id:
         apps = apps.filter(app_id_exact(app_id))
     if job_def_id:
         apps = apps.filter(job_def_id=job_def_id)
-    if flow_def_id:
-        apps = apps.filter(flow_def_id=flow_def_id)
     if template:
         apps = apps.filter(template=template)
-    if cluster:
-        apps = apps.filter(cluster__name=cluster)
-    light = apps.select_related("cluster").defer("metrics", "parse_stats", "spark_properties", "warnings")
-    return _latest_first(light).first()
+    app = _latest_first(apps.select_related("cluster").defer(*_GATE_DEFERRED)).first()
+    return None if app is None else GateTarget(apps=[app])
 
 
-def gate_verdict(*, app: AnalyzedApp, max_severity: int, heuristics: Sequence[str] = ()) -> GateVerdict:
-    """Judge ``app``'s findings (only those of ``heuristics`` when given) against ``max_severity``."""
-    results = HeuristicResult.objects.filter(app=app).prefetch_related("details").order_by("-severity", "position")
+def gate_verdict(*, target: GateTarget, max_severity: int, heuristics: Sequence[str] = ()) -> GateVerdict:
+    """Judge the findings of every app of ``target`` (only those of ``heuristics`` when given) against
+    ``max_severity``. One query for the findings and one for their details, whatever the number of apps."""
+    by_pk = {app.pk: app for app in target.apps}
+    results = list(
+        HeuristicResult.objects.filter(app_id__in=list(by_pk))
+        .prefetch_related("details")
+        .order_by("-severity", "app_id", "position")
+    )
+    for result in results:
+        result.app = by_pk[result.app_id]  # already loaded: no query per finding when its app is named
     judged = [r for r in results if not heuristics or r.code in heuristics]
     return GateVerdict(
-        app=app,
+        target=target,
         max_severity=max_severity,
         severity=max((r.severity for r in judged), default=Severity.NONE),
         failed=[r for r in judged if r.severity > max_severity],
         judged=judged,
     )
+
+
+def app_gate_target(*, pk: int) -> GateTarget | None:
+    """One stored app (by primary key) as a gate target: what an on-demand analysis judges once it is stored."""
+    app = AnalyzedApp.objects.select_related("cluster").defer(*_GATE_DEFERRED).filter(pk=pk).first()
+    return None if app is None else GateTarget(apps=[app])
 
 
 def heuristic_codes() -> set[str] | None:
@@ -840,6 +1120,22 @@ def flow_execution(*, flow_exec_id: str, cluster: str = "") -> FlowRun | None:
     if not apps:
         return None
     return _flow_run(flow_exec_id, apps, heuristic_severities(app_pks=[a.pk for a in apps]))
+
+
+def previous_flow_execution(*, run: FlowRun, cluster: str = "") -> str | None:
+    """The id of the run of ``run``'s flow definition that started last before it, or None; one query.
+
+    A run starts when its first app does; runs without a definition or a known start have no previous run.
+    """
+    started = run.totals.start_time
+    if not run.flow_def_id or started is None:
+        return None
+    apps = AnalyzedApp.objects.filter(flow_def_id=run.flow_def_id).exclude(flow_exec_id__in=["", run.flow_exec_id])
+    if cluster:
+        apps = apps.filter(cluster__name=cluster)
+    runs = apps.values("flow_exec_id").annotate(started=Min("start_time")).filter(started__lt=started)
+    previous: str | None = runs.order_by("-started", "-flow_exec_id").values_list("flow_exec_id", flat=True).first()
+    return previous
 
 
 @dataclass(frozen=True, slots=True)
@@ -1057,12 +1353,15 @@ def _compared(a: AnalyzedApp | None, b: AnalyzedApp | None, found: dict[int, dic
     )
 
 
-def flow_comparison(*, a: str, b: str, cluster: str = "") -> FlowComparison | None:
+def flow_comparison(*, a: str, b: str, cluster: str = "", earlier_first: bool = False) -> FlowComparison | None:
     """Two flow runs with their apps matched by job definition; None when either run has no app.
 
     Apps of one job definition pair up in start order (the first run of a job in ``a`` with the first in ``b``);
     apps left over, and apps without a job definition, are listed on their own side. Two queries: the apps of
     both runs, and their findings. Comparing a run with itself is allowed (every difference is zero).
+    With ``earlier_first`` the run that started first is A, the baseline, whichever order the ids came in (the
+    web page's choice, so "better" always means better than before; the API keeps the caller's order). Runs
+    that started together, or whose start is unknown, keep the given order.
     """
     apps = _flow_apps([a, b], cluster)
     found = heuristic_severities(app_pks=[app.pk for app in apps])
@@ -1070,6 +1369,9 @@ def flow_comparison(*, a: str, b: str, cluster: str = "") -> FlowComparison | No
     run_b = _flow_run(b, [app for app in apps if app.flow_exec_id == b], found) if b else None
     if run_a is None or run_b is None or not run_a.apps or not run_b.apps:
         return None
+    start_a, start_b = run_a.totals.start_time, run_b.totals.start_time
+    if earlier_first and start_a is not None and start_b is not None and start_b < start_a:
+        run_a, run_b = run_b, run_a
     waiting: dict[str, list[AnalyzedApp]] = {}
     for app in run_b.apps:
         if app.job_def_id:
@@ -1130,3 +1432,212 @@ def user_summary(*, user: str, since: datetime) -> UserSummary:
             if totals[f"sev{level.value}"]
         ],
     )
+
+
+# Chart data for the report and history pages. Each chart's ``data`` is plain JSON the page embeds with
+# ``json_script`` (so names and reasons stay inert text) and webui/static/webui/charts.js draws; the same numbers
+# are rendered as a table beside it for readers without the chart.
+
+FLAGGED_STAGE_CHARTS: Final = 6  # a report shows the task durations of at most this many flagged stages
+TIMELINE_MAX_EXECUTORS: Final = 100  # bars in the executor timeline; later-added executors are only counted
+
+
+@dataclass(frozen=True, slots=True)
+class HistogramBin:
+    low_ms: float
+    high_ms: float
+    count: int
+    has_median: bool
+    has_max: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StageDurationChart:
+    """The task-duration histogram of one stage some finding flagged."""
+
+    stage: StageSummary
+    flagged_by: list[str]  # the names of the findings that list the stage, most severe first
+    severity: int  # the worst of them
+    median_ms: float | None
+    max_ms: float | None
+    bins: list[HistogramBin]
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class FlaggedStageCharts:
+    charts: list[StageDurationChart]
+    without_histogram: list[StageSummary]  # flagged, but no successful task (or analyzed before histograms)
+    more: int  # flagged stages with a histogram beyond the charts shown
+
+
+def _bin_of(edges: Sequence[float], value: float | None) -> int | None:
+    if value is None or not edges:
+        return None
+    for i in range(len(edges) - 1):
+        if value < edges[i + 1]:
+            return i
+    return max(0, len(edges) - 2)
+
+
+def _stage_chart(stage: StageSummary, names: list[str], severity: int) -> StageDurationChart | None:
+    histogram = stage.task_duration_histogram if isinstance(stage.task_duration_histogram, dict) else {}
+    edges, counts = histogram.get("edges_ms"), histogram.get("counts")
+    if not isinstance(edges, list) or not isinstance(counts, list) or len(edges) != len(counts) + 1 or not counts:
+        return None
+    quantiles = stage.task_duration_quantiles if isinstance(stage.task_duration_quantiles, list) else []
+    median, top = (quantiles[2], quantiles[4]) if len(quantiles) == 5 else (None, None)
+    median_bin, max_bin = _bin_of(edges, median), _bin_of(edges, top)
+    bins = [
+        HistogramBin(float(edges[i]), float(edges[i + 1]), int(count), i == median_bin, i == max_bin)
+        for i, count in enumerate(counts)
+    ]
+    label = f"Stage {stage.stage_id}" + (f".{stage.attempt_id}" if stage.attempt_id else "")
+    data = {
+        "title": f"{label}: {stage.name}",
+        "edges_ms": [float(e) for e in edges],
+        "counts": [int(c) for c in counts],
+        "median_ms": median,
+        "max_ms": top,
+        "tasks": sum(int(c) for c in counts),
+    }
+    return StageDurationChart(stage, names, severity, median, top, bins, data)
+
+
+def flagged_stage_charts(report: AppReport, limit: int = FLAGGED_STAGE_CHARTS) -> FlaggedStageCharts:
+    """The task-duration histograms of the stages findings flagged, the stages of the most severe finding first."""
+    by_key = {(s.stage_id, s.attempt_id): s for s in report.stages}
+    flagged: dict[tuple[int, int], tuple[int, list[str]]] = {}
+    for finding in report.heuristics:  # most severe first
+        if finding.severity <= Severity.NONE or not isinstance(finding.stages, list):
+            continue
+        for ref in finding.stages:
+            try:
+                key = (int(ref[0]), int(ref[1]))
+            except (TypeError, ValueError, IndexError):
+                continue
+            severity, names = flagged.setdefault(key, (finding.severity, []))
+            if finding.name not in names:
+                names.append(finding.name)
+    charts, without = [], []
+    for key, (severity, names) in flagged.items():
+        stage = by_key.get(key)
+        if stage is None:
+            continue
+        chart = _stage_chart(stage, names, severity)
+        if chart is None:
+            without.append(stage)
+        else:
+            charts.append(chart)
+    return FlaggedStageCharts(charts[:limit], without, max(0, len(charts) - limit))
+
+
+# How a removal reason reads in the executor timeline: (key, label, substrings of Spark's and YARN's reasons).
+_REMOVAL_KINDS: Final = (
+    ("released", "Released by the driver (idle or scaled down)", ("killed by driver", "decommission", "idle")),
+    ("memory", "Lost: out of memory", ("memory limit", "outofmemory", "out of memory", "exit code 137", "status: 137")),
+    ("lost", "Lost: failed or unreachable", ()),
+)
+_RUNNING_KIND: Final = ("running", "Ran until the app ended")
+_UNKNOWN_KIND: Final = ("removed", "Removed, no reason given")
+_KIND_ORDER: Final = (_RUNNING_KIND[0], *(key for key, _label, _needles in _REMOVAL_KINDS), _UNKNOWN_KIND[0])
+
+
+def _removal_kind(executor: ExecutorSummary) -> tuple[str, str]:
+    if executor.removed_time is None and not executor.removed_reason:
+        return _RUNNING_KIND
+    if not executor.removed_reason:
+        return _UNKNOWN_KIND
+    reason = executor.removed_reason.lower()
+    for key, label, needles in _REMOVAL_KINDS:
+        if not needles or any(needle in reason for needle in needles):
+            return key, label
+    return _UNKNOWN_KIND  # pragma: no cover - the last kind matches everything
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineBar:
+    executor: ExecutorSummary
+    start_s: float
+    end_s: float
+    kind: str
+    kind_label: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutorTimeline:
+    bars: list[TimelineBar]  # the first executors by added time
+    kinds: list[tuple[str, str, int]]  # (key, label, executors) over all executors, kinds with executors only
+    total: int  # executors with an added time (the driver excluded)
+    hidden: int  # of them, not drawn
+    data: dict[str, Any]
+
+
+def executor_timeline(report: AppReport, limit: int = TIMELINE_MAX_EXECUTORS) -> ExecutorTimeline | None:
+    """Each executor's life as seconds after the app started, the first ``limit`` by added time; None if none."""
+    app = report.app
+    placed = sorted(
+        (e for e in report.executors if e.executor_id != "driver" and e.added_time is not None),
+        key=lambda e: (e.added_time, _executor_order(e)),
+    )
+    if not placed:
+        return None
+    origin = app.start_time or placed[0].added_time
+    assert origin is not None  # placed executors have an added time
+    ends = [t for e in placed for t in (e.added_time, e.removed_time) if t is not None]
+    end = app.end_time or max(ends)
+    kinds: dict[tuple[str, str], int] = {}
+    bars = []
+    for i, executor in enumerate(placed):
+        kind = _removal_kind(executor)
+        kinds[kind] = kinds.get(kind, 0) + 1
+        if i >= limit:
+            continue
+        added = executor.added_time
+        assert added is not None
+        stop = executor.removed_time or max(end, added)
+        bars.append(
+            TimelineBar(
+                executor,
+                round((added - origin).total_seconds(), 3),
+                round((stop - origin).total_seconds(), 3),
+                *kind,
+            )
+        )
+    ranked = sorted(kinds.items(), key=lambda item: _KIND_ORDER.index(item[0][0]))
+    data = {
+        "kinds": [{"key": key, "label": label} for (key, label), _n in ranked],
+        "bars": [
+            {
+                "executor": bar.executor.executor_id,
+                "host": bar.executor.host,
+                "start_s": bar.start_s,
+                "end_s": bar.end_s,
+                "kind": bar.kind,
+                "reason": bar.executor.removed_reason[:300],
+            }
+            for bar in bars
+        ],
+    }
+    return ExecutorTimeline(
+        bars=bars,
+        kinds=[(key, label, n) for (key, label), n in ranked],
+        total=len(placed),
+        hidden=max(0, len(placed) - limit),
+        data=data,
+    )
+
+
+def history_chart_data(points: Sequence[HistoryPoint]) -> dict[str, Any]:
+    """The series of a history's charts, oldest run first: runtime, used and wasted GB-hours, and score."""
+    return {
+        "labels": [
+            point.end_time.strftime("%Y-%m-%d %H:%M") if point.end_time is not None else point.key for point in points
+        ],
+        "ticks": [point.end_time.strftime("%m-%d") if point.end_time is not None else "?" for point in points],
+        "runs": [point.key for point in points],
+        "runtime_ms": [point.runtime_ms for point in points],
+        "used_gb_hours": [point.used_gb_hours for point in points],
+        "wasted_gb_hours": [point.wasted_gb_hours for point in points],
+        "score": [point.score for point in points],
+    }

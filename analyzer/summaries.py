@@ -10,7 +10,8 @@ Server's own REST answers. Spark semantics kept here (AppStatusListener / AppSta
   against Spark 3.5.7 / 4.1.1 and the 2025 goldens);
 * a job's ``num_completed_tasks`` counts successful attempts (a retried stage's re-runs too), its
   ``num_completed_indices`` the distinct partitions;
-* task quantiles use successful tasks only and Spark's index rule ``min(int(q * n), n - 1)`` over sorted values.
+* task quantiles use successful tasks only and Spark's index rule ``min(int(q * n), n - 1)`` over sorted values;
+  the report's task-duration histogram (:func:`duration_histogram`) uses the same tasks.
 
 A MapReduce job's map and reduce phases become stage rows too (:func:`mapreduce_phase_rows`).
 """
@@ -28,6 +29,7 @@ from analyzer.appmodel.mapreduce import MapReduceApp, MRJobStatus, MRPhase, MRPh
 from analyzer.appmodel.spark import JobStatus, SparkApp, StageAttempt, StageStatus, TaskColumns, TaskStatus
 
 SUMMARY_QUANTILES: Final = (0.0, 0.25, 0.5, 0.75, 1.0)
+HISTOGRAM_MAX_BINS: Final = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +61,8 @@ class StageRow:
     peak_execution_memory: int  # the largest single task's peak, not Spark's sum
     task_duration_quantiles: list[float]  # at SUMMARY_QUANTILES over successful tasks; empty when none
     failure_reason: str | None
+    # duration_histogram() of the successful tasks: {"edges_ms": [...], "counts": [...]}; empty when none.
+    task_duration_histogram: dict[str, list[float] | list[int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +109,41 @@ def spark_quantiles(values: npt.NDArray[np.generic], quantiles: Sequence[float])
     return [float(ordered[min(int(q * n), n - 1)]) for q in quantiles]
 
 
+def _edge(value: float) -> float:
+    # Whole milliseconds (durations are whole milliseconds, so no finer edge separates two of them) at four
+    # significant digits: short stored edges, still finer than a bar's label.
+    return float(round(float(f"{value:.4g}")))
+
+
+def duration_histogram(
+    durations_ms: npt.NDArray[np.generic], max_bins: int = HISTOGRAM_MAX_BINS
+) -> dict[str, list[float] | list[int]]:
+    """Counts of durations in log-spaced bins from the shortest to the longest: ``{"edges_ms", "counts"}``.
+
+    Log-spaced because task durations of a skewed stage span orders of magnitude: linear bins would put nearly
+    every task in the first bar and hide the stragglers' spread. There are ``len(counts) + 1`` edges; each bin
+    includes its lower edge, the last one its upper edge too, so the counts add up to the number of durations.
+    The first edge is the shortest duration and the last the longest, exactly; the number of bins follows the
+    Rice rule (``2 * n ** (1/3)``, at most ``max_bins``), fewer when the span is too narrow for distinct edges.
+    Inner edges are whole milliseconds; durations below 1 ms (0 for sub-millisecond tasks) fall in the first bin.
+    All durations equal: one bin whose two edges are that duration. No durations: ``{}``.
+    """
+    values = np.asarray(durations_ms, dtype=np.float64)
+    n = int(values.shape[0])
+    if n == 0:
+        return {}
+    low, high = float(values.min()), float(values.max())
+    if low == high:
+        return {"edges_ms": [low, high], "counts": [n]}
+    bins = max(1, min(max_bins, int(np.ceil(2 * np.cbrt(n)))))
+    floor = max(low, 1.0)  # a logarithm needs a positive start
+    inner = np.geomspace(floor, high, bins + 1)[1:-1] if high > floor else np.empty(0)
+    rounded = [edge for edge in (_edge(e) for e in inner) if low < edge < high]
+    edges = np.unique(np.array([low, *rounded, high]))
+    counts, _ = np.histogram(values, bins=edges)
+    return {"edges_ms": [float(e) for e in edges], "counts": [int(c) for c in counts]}
+
+
 def _failed(tasks: TaskColumns) -> npt.NDArray[np.bool_]:
     return (tasks.status == TaskStatus.FAILED) | (tasks.status == TaskStatus.RESUBMITTED)
 
@@ -148,6 +187,7 @@ def stage_row(stage: StageAttempt) -> StageRow:
         peak_execution_memory=int(tasks.peak_execution_memory.max()) if len(tasks) else 0,
         task_duration_quantiles=spark_quantiles(tasks.duration_ms[tasks.succeeded], SUMMARY_QUANTILES),
         failure_reason=stage.failure_reason,
+        task_duration_histogram=duration_histogram(tasks.duration_ms[tasks.succeeded]),
     )
 
 
@@ -323,6 +363,7 @@ def mapreduce_phase_row(phase: MRPhase, stage_id: int, job_status: MRJobStatus, 
         peak_execution_memory=int(tasks.physical_memory_bytes.max()) if len(tasks) else 0,
         task_duration_quantiles=spark_quantiles(tasks.duration_ms[tasks.succeeded], SUMMARY_QUANTILES),
         failure_reason=reason,
+        task_duration_histogram=duration_histogram(tasks.duration_ms[tasks.succeeded]),
     )
 
 

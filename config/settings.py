@@ -148,7 +148,8 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "Hindsight API",
     "DESCRIPTION": "Analyzed Spark and MapReduce applications, the heuristic catalogue, cluster sources and a CI "
-    "gate, read-only; retrying a cluster's failed apps is the one write (staff, token or session). "
+    "gate. The writes are on-demand analysis (POST /api/v1/analyze: a token or a staff session) and retrying a "
+    "cluster's failed apps (staff). "
     'Errors are {"error": {"code", "message", "field"}}.',
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,

@@ -1,7 +1,9 @@
 """The shipped sample event logs (samples/, written by real Spark via scripts/generate_samples.py).
 
 Each sample must be a real Spark log of the pinned version, parse into one complete app, and show the
-scenario it was written for, so demos and heuristic tests can rely on it.
+scenario it was written for, so demos and heuristic tests can rely on it. The recurring set (samples/recurring,
+scheduled Airflow DAG runs) must match its manifest: every app carries its DAG run's flow and job ids, and every
+run with an injected cause shows that cause.
 """
 
 from __future__ import annotations
@@ -13,13 +15,17 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from statistics import median
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
 import zstandard
 
+import heuristics
 from analyzer.appmodel.spark import SparkApp, TaskColumns
+from analyzer.pipeline import AnalysisReport, analyze
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
@@ -89,8 +95,10 @@ def test_every_scenario_has_a_sample_that_starts_with_the_pinned_spark_version(n
 
 
 def test_samples_stay_small_enough_to_ship() -> None:
-    total = sum(p.stat().st_size for p in SAMPLES.rglob("*") if p.is_file())
-    assert total < 5_000_000
+    recurring = SAMPLES / "recurring"
+    files = [p for p in SAMPLES.rglob("*") if p.is_file()]
+    assert sum(p.stat().st_size for p in files if recurring not in p.parents) < 5_000_000
+    assert sum(p.stat().st_size for p in files if recurring in p.parents) < 10_000_000
 
 
 def test_only_the_spark4_default_layout_sample_is_rolling_and_compressed() -> None:
@@ -187,3 +195,217 @@ def test_the_small_tasks_sample_has_thousands_of_tasks_of_a_few_milliseconds() -
     biggest = max(all_tasks(app), key=len)
     assert len(biggest) >= 1000
     assert np.median(biggest.duration_ms) < 500
+
+
+# --- the recurring set ----------------------------------------------------------------------------------
+
+RECURRING = SAMPLES / GENERATOR.RECURRING_DIR
+
+
+@pytest.fixture(scope="module")
+def manifest() -> dict[str, Any]:
+    path = RECURRING / "manifest.json"
+    assert path.exists(), f"{path} missing: run scripts/generate_samples.py --recurring"
+    loaded: dict[str, Any] = json.loads(path.read_text())
+    return loaded
+
+
+@pytest.fixture(scope="module")
+def recurring(manifest: dict[str, Any]) -> dict[str, tuple[SparkApp, AnalysisReport]]:
+    """Every recurring app read and analyzed once, by file name."""
+    spark_eventlog = pytest.importorskip("fetchers.spark_eventlog")
+    suite = heuristics.load_suite()
+    analyzed = {}
+    for entry in manifest["apps"]:
+        outcomes = list(spark_eventlog.read_apps(RECURRING / entry["file"]))
+        assert len(outcomes) == 1, [o.error for o in outcomes]
+        app = outcomes[0].app
+        assert app is not None, outcomes[0].error
+        analyzed[entry["file"]] = (app, analyze(app, suite))
+    return analyzed
+
+
+def _entries(manifest: dict[str, Any], **wanted: object) -> list[dict[str, Any]]:
+    return [entry for entry in manifest["apps"] if all(entry[key] == value for key, value in wanted.items())]
+
+
+def _input_bytes(app: SparkApp) -> int:
+    return sum(int(tasks.input_bytes.sum()) for tasks in all_tasks(app))
+
+
+def _input_records(app: SparkApp) -> int:
+    return sum(int(tasks.input_records.sum()) for tasks in all_tasks(app))
+
+
+def _spilled(app: SparkApp) -> int:
+    return sum(int(tasks.memory_bytes_spilled.sum() + tasks.disk_bytes_spilled.sum()) for tasks in all_tasks(app))
+
+
+def test_the_manifest_lists_every_recurring_log_and_each_is_one_zstd_file_of_the_pinned_spark(
+    manifest: dict[str, Any],
+) -> None:
+    files = [entry["file"] for entry in manifest["apps"]]
+    on_disk = sorted(p.name for p in RECURRING.iterdir() if p.name != "manifest.json")
+    assert sorted(files) == on_disk
+    for name in files:
+        assert name.endswith(".zstd")
+        first = next(read_events(RECURRING / name))
+        assert first == {"Event": "SparkListenerLogStart", "Spark Version": _pinned_spark_version()}
+
+
+def test_the_manifest_follows_the_generators_seeded_plan(manifest: dict[str, Any]) -> None:
+    plan = GENERATOR.recurring_plan(Path("unused"))
+    assert [(e["file"], e["landing_rows"], e["cause"]) for e in manifest["apps"]] == [
+        (t.file_name, t.rows, t.cause) for t in plan
+    ]
+
+
+def test_the_recurring_set_has_dags_with_enough_runs_for_history(manifest: dict[str, Any]) -> None:
+    assert len(manifest["apps"]) >= 60
+    assert len(manifest["dags"]) >= 3
+    for dag in manifest["dags"]:
+        assert 2 <= len(dag["tasks"]) <= 3
+        assert dag["runs"] >= 12
+        assert {e["run"] for e in _entries(manifest, dag_id=dag["dag_id"])} == set(range(1, dag["runs"] + 1))
+        for task in dag["tasks"]:
+            assert len(_entries(manifest, dag_id=dag["dag_id"], task_id=task)) >= dag["runs"] - 1
+    assert {e["cause"] for e in manifest["apps"]} - {None} == set(GENERATOR.CAUSES)
+
+
+def test_every_recurring_app_analyzes_with_its_airflow_ids_and_template(
+    manifest: dict[str, Any], recurring: dict[str, tuple[SparkApp, AnalysisReport]]
+) -> None:
+    for entry in manifest["apps"]:
+        app, report = recurring[entry["file"]]
+        assert app.app_id == entry["app_id"]
+        assert not app.partial
+        assert app.stats.malformed_lines == 0
+        assert report.status == entry["status"], entry["file"]
+        job = report.job
+        assert job.scheduler == "airflow"
+        assert (job.flow_def_id, job.flow_exec_id, job.job_def_id, job.job_exec_id) == (
+            entry["flow_def_id"],
+            entry["flow_exec_id"],
+            entry["job_def_id"],
+            entry["job_exec_id"],
+        )
+        assert job.job_name == entry["task_id"]
+        assert job.template == f"spark:airflow:{entry['dag_id']}/{entry['task_id']}"
+
+
+def test_the_apps_of_one_dag_run_share_a_flow_execution_and_each_run_has_its_own(
+    manifest: dict[str, Any], recurring: dict[str, tuple[SparkApp, AnalysisReport]]
+) -> None:
+    runs: dict[tuple[str, int], set[str]] = {}
+    for entry in manifest["apps"]:
+        runs.setdefault((entry["dag_id"], entry["run"]), set()).add(recurring[entry["file"]][1].job.flow_exec_id)
+    assert all(len(ids) == 1 for ids in runs.values())
+    all_ids = [next(iter(ids)) for ids in runs.values()]
+    assert len(set(all_ids)) == len(all_ids)
+
+
+def test_each_recurring_app_is_its_own_spark_app_started_in_plan_order(
+    manifest: dict[str, Any], recurring: dict[str, tuple[SparkApp, AnalysisReport]]
+) -> None:
+    apps = [recurring[entry["file"]][0] for entry in manifest["apps"]]
+    assert len({app.app_id for app in apps}) == len(apps)
+    starts = [app.start_ms for app in apps]
+    assert all(start is not None for start in starts)
+    assert starts == sorted(starts)  # type: ignore[type-var]
+
+
+def test_more_input_runs_read_far_more_than_their_tasks_median_run(
+    manifest: dict[str, Any], recurring: dict[str, tuple[SparkApp, AnalysisReport]]
+) -> None:
+    # Records: Spark 4 counts far fewer input bytes for a Parquet scan than the rows it returns hold, so bytes
+    # grow less than 4x where a task reads Parquet; they still grow.
+    injected = _entries(manifest, cause=GENERATOR.MORE_INPUT)
+    assert injected
+    for entry in injected:
+        usual = [
+            recurring[other["file"]][0]
+            for other in _entries(manifest, dag_id=entry["dag_id"], task_id=entry["task_id"], cause=None)
+        ]
+        app = recurring[entry["file"]][0]
+        assert _input_records(app) > 2.5 * median(_input_records(run) for run in usual), entry["file"]
+        assert _input_bytes(app) > median(_input_bytes(run) for run in usual), entry["file"]
+
+
+def test_the_config_change_runs_spill_where_the_tasks_usual_runs_do_not(
+    manifest: dict[str, Any], recurring: dict[str, tuple[SparkApp, AnalysisReport]]
+) -> None:
+    injected = _entries(manifest, cause=GENERATOR.SPILL_CONFIG)
+    assert injected
+    for entry in injected:
+        app = recurring[entry["file"]][0]
+        assert app.environment.spark("spark.sql.shuffle.partitions") == "1"
+        assert _spilled(app) > 0, entry["file"]
+        for other in _entries(manifest, dag_id=entry["dag_id"], task_id=entry["task_id"], cause=None):
+            usual = recurring[other["file"]][0]
+            assert _spilled(usual) == 0, other["file"]
+            assert usual.environment.spark("spark.sql.shuffle.partitions") == "8"
+
+
+def test_the_skewed_run_has_one_task_reading_most_of_its_stages_shuffle_data(
+    manifest: dict[str, Any], recurring: dict[str, tuple[SparkApp, AnalysisReport]]
+) -> None:
+    def worst_spread(app: SparkApp) -> float:
+        spreads = [
+            float(tasks.shuffle_read_bytes.max() / max(np.median(tasks.shuffle_read_bytes), 1))
+            for tasks in all_tasks(app)
+            if len(tasks) >= 4 and tasks.shuffle_read_bytes.any()
+        ]
+        return max(spreads)
+
+    injected = _entries(manifest, cause=GENERATOR.SKEW)
+    assert injected
+    for entry in injected:
+        assert worst_spread(recurring[entry["file"]][0]) > 10
+        for other in _entries(manifest, dag_id=entry["dag_id"], task_id=entry["task_id"], cause=None):
+            assert worst_spread(recurring[other["file"]][0]) < 3
+
+
+def test_the_slow_host_runs_have_a_stage_whose_even_tasks_each_took_over_two_seconds(
+    manifest: dict[str, Any], recurring: dict[str, tuple[SparkApp, AnalysisReport]]
+) -> None:
+    injected = _entries(manifest, cause=GENERATOR.SLOW_HOST)
+    assert injected
+    for entry in injected:
+        slowed = [
+            tasks
+            for tasks in all_tasks(recurring[entry["file"]][0])
+            if len(tasks) >= 4 and (tasks.executor_run_time_ms[tasks.index % 2 == 0] >= 2000).all()
+        ]
+        assert slowed, entry["file"]
+
+
+def test_a_failed_task_fails_its_app_and_its_dag_runs_later_tasks_never_ran(
+    manifest: dict[str, Any], recurring: dict[str, tuple[SparkApp, AnalysisReport]]
+) -> None:
+    injected = _entries(manifest, cause=GENERATOR.TASK_FAILURE)
+    assert injected
+    for entry in injected:
+        app, report = recurring[entry["file"]]
+        assert str(app.status) == "FAILED"
+        assert any(str(job.status) == "FAILED" for job in app.jobs.values())
+        failures = [f for f in report.findings if f.name == "Job failures"]
+        assert failures
+        assert failures[0].severity > 0
+        dag = next(d for d in manifest["dags"] if d["dag_id"] == entry["dag_id"])
+        later = dag["tasks"][dag["tasks"].index(entry["task_id"]) + 1 :]
+        assert later
+        assert not [e for e in _entries(manifest, dag_id=entry["dag_id"], run=entry["run"]) if e["task_id"] in later]
+
+
+def test_a_retried_task_has_a_failed_first_try_and_a_good_second_in_the_same_dag_run(
+    manifest: dict[str, Any], recurring: dict[str, tuple[SparkApp, AnalysisReport]]
+) -> None:
+    injected = _entries(manifest, cause=GENERATOR.RETRY)
+    assert sorted(e["try_number"] for e in injected) == [1, 2]
+    first, second = sorted(injected, key=lambda e: e["try_number"])
+    assert str(recurring[first["file"]][0].status) == "FAILED"
+    assert str(recurring[second["file"]][0].status) == "SUCCEEDED"
+    one, two = recurring[first["file"]][1].job, recurring[second["file"]][1].job
+    assert one.flow_exec_id == two.flow_exec_id
+    assert one.job_def_id == two.job_def_id
+    assert one.job_exec_id != two.job_exec_id

@@ -16,7 +16,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from analyzer import ops, selectors
 from webui import help as help_content
 from webui.forms import (
-    ANALYZED_WINDOWS,
+    NO_CLUSTER,
     USER_DEFAULT_DAYS,
     AppSearchForm,
     CompareForm,
@@ -41,28 +41,19 @@ def _bad_request(request: HttpRequest, form: ProblemForm, what: str) -> HttpResp
 @require_safe
 def dashboard(request: HttpRequest) -> HttpResponse:
     summary = selectors.dashboard_summary(now=timezone.now())
-    return render(request, "webui/dashboard.html", {"summary": summary})
+    return render(request, "webui/dashboard.html", {"summary": summary, "no_cluster": NO_CLUSTER})
 
 
 @require_safe
 def app_list(request: HttpRequest) -> HttpResponse:
-    form = AppSearchForm(request.GET)
-    filters = form.valid_filters()
-    window = ANALYZED_WINDOWS.get(filters.pop("analyzed", ""))
-    apps = selectors.app_search(
-        query=filters.get("q", ""),
-        app_id=filters.get("app_id", ""),
-        user=filters.get("user", ""),
-        name=filters.get("name", ""),
-        min_severity=filters.get("min_severity"),
-        severity=filters.get("severity"),
-        analyzed_since=timezone.now() - window if window else None,
-    )
+    form = AppSearchForm(request.GET, clusters=selectors.cluster_names(), heuristics=selectors.heuristic_choices())
+    apps = selectors.app_search(**form.search(now=timezone.now()))
     page = Paginator(apps, APPS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "form": form,
         "page": page,
-        "filtered": bool(filters) or window is not None,
+        "filtered": form.filtered(),
+        "sort": form.sort(),
         "elided_pages": page.paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1),
     }
     return render(request, "webui/app_list.html", context)
@@ -73,8 +64,14 @@ def app_report(request: HttpRequest, pk: int) -> HttpResponse:
     report = selectors.app_report(pk=pk, stage_sort=request.GET.get("stage_sort", ""))
     if report is None:
         return _not_found(request, f"There is no analyzed app number {pk}. It may have been deleted.")
-    attempts = selectors.app_attempts(app=report.app)
-    return render(request, "webui/app_report.html", {"report": report, "app": report.app, "attempts": attempts})
+    context = {
+        "report": report,
+        "app": report.app,
+        "attempts": selectors.app_attempts(app=report.app),
+        "stage_charts": selectors.flagged_stage_charts(report),
+        "timeline": selectors.executor_timeline(report),
+    }
+    return render(request, "webui/app_report.html", context)
 
 
 @require_safe
@@ -114,7 +111,13 @@ def flow_execution(request: HttpRequest) -> HttpResponse:
     if run is None:
         return _not_found(request, f"No analyzed app belongs to flow execution “{flow_exec_id}”.")
     codes = _codes(run.heuristics.values())
-    return render(request, "webui/flow_execution.html", {"run": run, "cluster": cluster, "codes": codes})
+    context = {
+        "run": run,
+        "cluster": cluster,
+        "codes": codes,
+        "previous": selectors.previous_flow_execution(run=run, cluster=cluster),
+    }
+    return render(request, "webui/flow_execution.html", context)
 
 
 def _codes(findings: Iterable[dict[str, int]]) -> list[str]:
@@ -150,6 +153,7 @@ def history(request: HttpRequest) -> HttpResponse:
         "points": points,
         "latest_first": points[::-1],
         "strip": strip,
+        "chart_data": selectors.history_chart_data(points),
     }
     return render(request, "webui/history.html", context)
 
@@ -160,7 +164,9 @@ def compare(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _bad_request(request, form, "a comparison")
     a, b, cluster = form.cleaned_data["a"], form.cleaned_data["b"], form.cleaned_data["cluster"]
-    comparison = selectors.flow_comparison(a=a, b=b, cluster=cluster)
+    # The earlier run is always A, the baseline, so "▼ better" means better than before whichever run the
+    # comparison was started from.
+    comparison = selectors.flow_comparison(a=a, b=b, cluster=cluster, earlier_first=True)
     if comparison is None:
         # Say which side is missing: the common mistake is one mistyped id.
         missing = a if selectors.flow_execution(flow_exec_id=a, cluster=cluster) is None else b

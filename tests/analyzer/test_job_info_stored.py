@@ -72,8 +72,12 @@ def test_the_analyze_command_prints_the_job_fields_for_every_app(refdata: Path) 
     for record in records:
         assert record["app_type"] == "SPARK"
         assert record["job_type"] in {"Spark", "PySpark"}
-        assert record["flow"]["scheduler"] is None  # the samples are ad hoc
-        assert record["template"].startswith("spark:@")
+        if Path(record["source"]).parent.name == "recurring":  # samples/recurring: scheduled Airflow DAG runs
+            assert record["flow"]["scheduler"] == "airflow"
+            assert record["template"] == f"spark:airflow:{record['flow']['job_def_id']}"
+        else:
+            assert record["flow"]["scheduler"] is None  # the scenario samples are ad hoc
+            assert record["template"].startswith("spark:@")
 
 
 @pytest.mark.parametrize("command", ["analyze", "poll"])

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from analyzer.models import AnalyzedApp
+from analyzer.models import AnalyzedApp, Cluster
 from tests.factories import NOW, add_finding, make_app
 
 pytestmark = pytest.mark.django_db
@@ -65,15 +65,90 @@ def test_heuristics_limits_the_judged_findings(api: APIClient) -> None:
     assert (clean["verdict"], clean["severity"]) == ("pass", "NONE")
 
 
-@pytest.mark.parametrize("key", ["job_def_id", "flow_def_id", "template"])
-def test_a_job_flow_or_template_key_judges_its_latest_run(api: APIClient, key: str) -> None:
+@pytest.mark.parametrize("key", ["job_def_id", "template"])
+def test_a_job_or_template_key_judges_its_latest_run(api: APIClient, key: str) -> None:
     old = flagged_app(**{key: "nightly"}, end_time=NOW - dt.timedelta(days=1))
     latest = make_app(**{key: "nightly"}, end_time=NOW - dt.timedelta(hours=1))
     add_finding(latest, "spark.task_skew", 1)
     status, body = gate(api, **{key: "nightly"})
     assert status == 200
     assert body["app"]["app_id"] == latest.app_id != old.app_id
+    assert [app["app_id"] for app in body["apps"]] == [latest.app_id]
+    assert body["flow_exec_id"] is None
     assert body["verdict"] == "pass"
+
+
+def flow_runs() -> dict[str, AnalyzedApp]:
+    """Two runs of flow "etl": yesterday's with a CRITICAL app, today's whose last app is clean but whose first
+    app has a SEVERE skew; and another flow's app, CRITICAL, in today's run id."""
+    yesterday, today = NOW - dt.timedelta(days=1), NOW - dt.timedelta(hours=2)
+    old = make_app(flow_def_id="etl", flow_exec_id="etl/1", end_time=yesterday, severity=4)
+    add_finding(old, "spark.executor_gc", 4)
+    first = flagged_app(flow_def_id="etl", flow_exec_id="etl/2", end_time=today)
+    last = make_app(flow_def_id="etl", flow_exec_id="etl/2", end_time=today + dt.timedelta(minutes=30))
+    add_finding(last, "spark.task_skew", 0)
+    stranger = make_app(flow_def_id="other", flow_exec_id="etl/2", end_time=today, severity=4)
+    add_finding(stranger, "spark.spill", 4)
+    return {"old": old, "first": first, "last": last, "stranger": stranger}
+
+
+def test_a_flow_gate_judges_every_app_of_the_latest_run(api: APIClient) -> None:
+    apps = flow_runs()
+    status, body = gate(api, flow_def_id="etl")
+    assert status == 200
+    assert body["flow_exec_id"] == "etl/2"
+    assert body["verdict"] == "fail"
+    # The run's worst finding is the first app's SEVERE skew: yesterday's CRITICAL run does not count.
+    assert body["severity"] == "SEVERE"
+    assert [(f["app_id"], f["code"]) for f in body["failed"]] == [(apps["first"].app_id, "spark.task_skew")]
+    assert body["failed"][0]["attempt_id"] == ""
+    assert [app["app_id"] for app in body["apps"]] == [apps["last"].app_id, apps["first"].app_id]
+    assert body["app"]["app_id"] == apps["last"].app_id
+    assert body["reason"].startswith("fail: flow run etl/2 (2 apps) has 1 finding(s) above MODERATE")
+    assert f"{apps['first'].app_id} spark.task_skew=SEVERE" in body["reason"]
+
+
+def test_a_flow_gate_passes_when_no_app_of_its_latest_run_is_above_the_bar(api: APIClient) -> None:
+    flow_runs()
+    status, body = gate(api, flow_def_id="etl", max_severity="SEVERE")
+    assert (status, body["verdict"], body["severity"], body["failed"]) == (200, "pass", "SEVERE", [])
+    _, limited = gate(api, flow_def_id="etl", max_severity="NONE", heuristics="spark.spill")
+    assert (limited["verdict"], limited["severity"]) == ("pass", "NONE")  # the other flow's spill is not judged
+
+
+def test_the_latest_flow_run_is_the_one_that_ended_last_not_the_one_that_started_last(api: APIClient) -> None:
+    long_run = flagged_app(flow_def_id="etl", flow_exec_id="long", start_time=NOW - dt.timedelta(days=2), end_time=NOW)
+    short = make_app(
+        flow_def_id="etl",
+        flow_exec_id="short",
+        start_time=NOW - dt.timedelta(hours=3),
+        end_time=NOW - dt.timedelta(hours=2),
+    )
+    status, body = gate(api, flow_def_id="etl")
+    assert status == 200
+    assert body["flow_exec_id"] == "long"
+    assert [app["app_id"] for app in body["apps"]] == [long_run.app_id]
+    assert short.app_id not in body["reason"]
+
+
+def test_a_flow_gate_on_one_cluster_judges_only_that_clusters_apps(api: APIClient) -> None:
+    prod, test = Cluster.objects.create(name="prod"), Cluster.objects.create(name="test")
+    clean = make_app(flow_def_id="etl", flow_exec_id="etl/9", cluster=prod)
+    flagged_app(flow_def_id="etl", flow_exec_id="etl/9", cluster=test)
+    status, body = gate(api, flow_def_id="etl", cluster="prod")
+    assert (status, body["verdict"]) == (200, "pass")
+    assert [app["app_id"] for app in body["apps"]] == [clean.app_id]
+    _, both = gate(api, flow_def_id="etl")
+    assert both["verdict"] == "fail"
+    assert both["failed"][0]["cluster"] == "test"
+
+
+def test_a_flow_whose_apps_belong_to_no_run_is_a_404_that_says_so(api: APIClient) -> None:
+    flagged_app(flow_def_id="adhoc")
+    status, body = gate(api, flow_def_id="adhoc")
+    assert status == 404
+    assert (body["error"]["code"], body["error"]["field"]) == ("not_analyzed", "flow_def_id")
+    assert "No analyzed flow run" in body["error"]["message"]
 
 
 def test_an_app_not_analyzed_yet_is_a_404_that_says_so(api: APIClient) -> None:
@@ -130,6 +205,25 @@ def test_the_command_judges_the_latest_run_of_a_job_definition() -> None:
     make_app(job_def_id="jobs/load", end_time=NOW)
     assert run_gate("--job-def-id", "jobs/load")[0] == 0
     assert run_gate("--template", "nothing-like-it")[0] == 2
+
+
+def test_the_command_judges_every_app_of_a_flows_latest_run_and_names_each_failing_app() -> None:
+    apps = flow_runs()
+    code, out, _ = run_gate("--flow-def-id", "etl")
+    assert code == 1
+    assert out.startswith("fail: flow run etl/2 (2 apps)")
+    assert f"{apps['first'].app_id} spark.task_skew=SEVERE" in out
+    assert "CRITICAL" not in out  # yesterday's run and the other flow's app are not judged
+    assert out.count("\n") == 1
+    code, out, _ = run_gate("--flow-def-id", "etl", "--max-severity", "SEVERE")
+    assert (code, out.startswith("pass: flow run etl/2 (2 apps) has no finding above SEVERE")) == (0, True)
+
+
+def test_the_command_exits_2_when_a_flow_has_no_analyzed_run(capsys: pytest.CaptureFixture[str]) -> None:
+    flagged_app(flow_def_id="adhoc")
+    code, out, err = run_gate("--flow-def-id", "adhoc")
+    assert (code, out) == (2, "")
+    assert (err + capsys.readouterr().err).startswith("hindsight: gate: no analyzed flow run matches --flow-def-id")
 
 
 @pytest.mark.parametrize(

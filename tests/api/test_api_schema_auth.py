@@ -41,6 +41,7 @@ def test_the_schema_generates_and_validates_without_warnings(tmp_path: Path) -> 
     assert {"/api/v1/apps", "/api/v1/apps/{app_id}", "/api/v1/heuristics", "/api/v1/clusters", "/api/v1/gate"} <= set(
         document["paths"]
     )
+    assert set(document["paths"]["/api/v1/analyze"]["post"]["responses"]) >= {"200", "202", "401", "404", "409"}
 
 
 def _sample_values(app: AnalyzedApp) -> dict[str, str]:
@@ -64,15 +65,23 @@ def test_every_endpoint_in_the_schema_answers_only_documented_codes(api: APIClie
     add_finding(app, "spark.task_skew", 3, details=1)
     values = _sample_values(app)
     document = schema(api)
+    staff = APIClient()
+    staff_user = User.objects.create_user("staff", password="unused-pw-1", is_staff=True)
+    staff.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=staff_user).key}")
     called = 0
     for path, operations in document["paths"].items():
         for method, operation in operations.items():
             documented = {int(code) for code in operation["responses"]}
             url = re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], path)
-            if method == "post":  # the one write: anonymous callers are refused, as documented
+            if method == "post":  # the writes: anonymous callers are refused, as documented
                 response = api.post(url, {"app_ids": ["a"]}, format="json")
                 assert response.status_code in documented & {401, 403}, (path, response.status_code)
-                called += 1
+                # A staff token, and a body of every request property we have a value for.
+                ref = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+                fields = document["components"]["schemas"][ref.rsplit("/", 1)[1]].get("properties", {})
+                response = staff.post(url, {name: values[name] for name in fields if name in values}, format="json")
+                assert response.status_code in documented, (path, response.status_code, response.content)
+                called += 2
                 continue
             assert method == "get", f"{path} offers {method}"
             params = operation.get("parameters", [])
@@ -84,7 +93,7 @@ def test_every_endpoint_in_the_schema_answers_only_documented_codes(api: APIClie
                 assert response.status_code in documented, (path, query, response.status_code, response.content)
                 assert response["Content-Type"].startswith("application/json")
                 called += 1
-    assert called == 3 * 8 + 1
+    assert called == 3 * 8 + 2 * 2
 
 
 def test_the_docs_page_loads_swagger_ui_from_this_server_not_a_cdn(api: APIClient) -> None:

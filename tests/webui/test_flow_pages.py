@@ -169,6 +169,38 @@ def test_compare_pairs_jobs_and_marks_differences_in_words(client: Client) -> No
     assert f"/apps/{same_b.pk}/" in html
 
 
+def test_compare_makes_the_earlier_run_the_baseline_whatever_the_order_asked(client: Client) -> None:
+    flow_app("yesterday", "load", 0, score=2, severity=Severity.LOW)
+    flow_app("today", "load", 24 * 60, score=9, severity=Severity.SEVERE)
+
+    asked_today_first = page(client, "/compare/", {"a": "today", "b": "yesterday"})
+    asked_yesterday_first = page(client, "/compare/", {"a": "yesterday", "b": "today"})
+
+    for html in (asked_today_first, asked_yesterday_first):
+        sides = html[html.index('class="facts compare-sides"') : html.index("</dl>")]
+        assert sides.index("flow_exec_id=yesterday") < sides.index("flow_exec_id=today")
+        assert "A is the earlier run" in html
+        score = html[html.index('<th scope="row">Score</th>') :].split("</tr>")[0]
+        assert "▲ worse" in score  # today's higher score is worse than yesterday's, not better
+    assert asked_today_first == asked_yesterday_first
+
+
+def test_the_flow_page_links_to_a_comparison_with_the_previous_run_of_the_same_flow(client: Client) -> None:
+    flow_app("day 1", "extract", 0)
+    flow_app("day 1", "late retry", 47 * 60)  # day 1's run still started first: runs go by their first start
+    flow_app("day 2", "extract", 24 * 60)
+    flow_app("day 2", "load", 24 * 60 + 30)
+    flow_app("day 2.5 elsewhere", "extract", 36 * 60, flow_def_id="another_flow")
+    flow_app("day 3", "extract", 48 * 60)
+
+    latest = page(client, "/flows/run/", {"flow_exec_id": "day 3"})
+    first = page(client, "/flows/run/", {"flow_exec_id": "day 1"})
+
+    assert 'href="/compare/?a=day%202&amp;b=day%203">Compare with the previous run</a>' in latest
+    assert "Compare with the previous run" not in first  # nothing ran before it
+    assert 'placeholder="e.g. day 2"' in latest  # the input shows what to type
+
+
 def test_compare_names_the_missing_run_in_a_404_and_needs_both_ids(client: Client) -> None:
     flow_app("r1", "a", 0)
 

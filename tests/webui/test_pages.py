@@ -326,6 +326,24 @@ def test_the_report_shows_stages_executors_and_properties(client: Client) -> Non
     assert "*********(redacted)" in html
 
 
+def test_an_executor_never_removed_lives_until_the_app_end(client: Client) -> None:
+    start = NOW - dt.timedelta(hours=1)
+    app = make_app(start_time=start, end_time=NOW)
+    added = start + dt.timedelta(seconds=20)
+    ExecutorSummary.objects.create(app=app, executor_id="1", host="w-1", added_time=added)
+    ExecutorSummary.objects.create(
+        app=app, executor_id="2", host="w-2", added_time=added, removed_time=added + dt.timedelta(minutes=30)
+    )
+
+    html = page(client, f"/apps/{app.pk}/")
+    running = html[html.index('id="executor-1"') :].split("</tr>")[0]
+    removed = html[html.index('id="executor-2"') :].split("</tr>")[0]
+
+    assert re.search(r"59 min 40 s\s*<span class=\"sub\">until app end</span>", running)
+    assert "30 min 0 s" in removed
+    assert "until app end" not in removed
+
+
 def test_stages_sort_by_the_clicked_header(client: Client) -> None:
     app = full_app()
 

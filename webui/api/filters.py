@@ -2,31 +2,24 @@
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Final
 
 import django_filters  # type: ignore[import-untyped]
 from django import forms
-from django.db.models import Exists, F, OuterRef, QuerySet
-from django.utils.dateparse import parse_datetime
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema_field
 
 from analyzer import selectors
-from analyzer.models import AnalyzedApp, AppType, HeuristicResult, Severity
+from analyzer.models import AnalyzedApp, AppType, Severity
 
 # ordering values -> model field; each may be "-"-prefixed for descending. Ties break on the id.
 ORDERING_FIELDS: Final[dict[str, str]] = {
-    "end_time": "end_time",
-    "start_time": "start_time",
-    "severity": "severity",
-    "score": "score",
-    "runtime_ms": "runtime_ms",
-    "wasted_gb_hours": "wasted_gb_hours",
+    key: selectors.APP_ORDERINGS[key]
+    for key in ("end_time", "start_time", "severity", "score", "runtime_ms", "wasted_gb_hours")
 }
 ORDERING_CHOICES: Final[list[str]] = [value for name in ORDERING_FIELDS for value in (name, f"-{name}")]
 DEFAULT_ORDERING: Final = "-end_time"
-_EPOCH_MS = re.compile(r"-?\d{1,16}")
 
 
 class SeverityFormField(forms.Field):
@@ -51,17 +44,12 @@ class InstantFormField(forms.Field):
         if value in (None, ""):
             return None
         text = str(value).strip()
-        try:
-            if _EPOCH_MS.fullmatch(text):
-                return datetime.fromtimestamp(int(text) / 1000, tz=UTC)
-            parsed = parse_datetime(text)
-        except (ValueError, OverflowError, OSError):
-            parsed = None
+        parsed = selectors.parse_instant(text)
         if parsed is None:
             raise forms.ValidationError(
                 "Not an ISO 8601 date-time or epoch milliseconds: %(value)s.", params={"value": repr(text[:50])}
             )
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        return parsed
 
 
 @extend_schema_field(
@@ -88,7 +76,7 @@ def _app_type_choices() -> list[tuple[str, str]]:
 
 class AppFilter(django_filters.FilterSet):
     app_id = django_filters.CharFilter(
-        method="filter_app_id",
+        method="filter_noop",
         max_length=255,
         help_text="An app id with or without its application_/job_ prefix (either prefix matches), or part of one.",
     )
@@ -130,29 +118,23 @@ class AppFilter(django_filters.FilterSet):
         model = AnalyzedApp
         fields: list[str] = []
 
-    def filter_app_id(self, queryset: QuerySet[AnalyzedApp], name: str, value: str) -> QuerySet[AnalyzedApp]:
-        return queryset.filter(selectors.app_id_filter(value)) if value.strip() else queryset
-
     def filter_noop(self, queryset: QuerySet[AnalyzedApp], name: str, value: Any) -> QuerySet[AnalyzedApp]:
         return queryset  # applied together in filter_queryset
 
     def filter_queryset(self, queryset: QuerySet[AnalyzedApp]) -> QuerySet[AnalyzedApp]:
-        queryset = super().filter_queryset(queryset)
+        # The declarations above name, validate and document the parameters; the filtering itself is the search
+        # page's (selectors.filter_apps), so the two cannot drift. Flow and job ids match exactly here.
         data = self.form.cleaned_data
-        level, code = data.get("severity_min"), data.get("heuristic")
-        if code:
-            findings = HeuristicResult.objects.filter(app=OuterRef("pk"), code=code)
-            if level is not None:
-                findings = findings.filter(severity__gte=level)
-            queryset = queryset.filter(Exists(findings))
-        elif level is not None:
-            queryset = queryset.filter(severity__gte=level)
+        given = {name: data[name] for name in _FILTER_NAMES if data.get(name) not in (None, "")}
+        queryset = selectors.filter_apps(queryset, selectors.AppFilters(**given))
         return order_apps(queryset, data.get("ordering") or DEFAULT_ORDERING)
+
+
+_FILTER_NAMES: Final = tuple(
+    name for name in AppFilter.base_filters if name in selectors.AppFilters.__dataclass_fields__
+)
 
 
 def order_apps(queryset: QuerySet[AnalyzedApp], ordering: str) -> QuerySet[AnalyzedApp]:
     """Sort by a known key; missing values last either way, the id breaks ties (stable pages)."""
-    field = ORDERING_FIELDS[ordering.removeprefix("-")]
-    if ordering.startswith("-"):
-        return queryset.order_by(F(field).desc(nulls_last=True), "-id")
-    return queryset.order_by(F(field).asc(nulls_last=True), "id")
+    return selectors.order_apps(queryset, ordering)

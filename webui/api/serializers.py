@@ -116,7 +116,25 @@ class FindingSerializer(serializers.ModelSerializer[HeuristicResult]):
         read_only_fields = fields
 
 
+TASK_DURATION_HISTOGRAM_SCHEMA = {
+    "type": "object",
+    "description": "Successful task durations in log-spaced bins: counts[i] tasks took edges_ms[i] to "
+    "edges_ms[i + 1] ms (the last bin includes its upper edge). Empty when no task succeeded.",
+    "properties": {
+        "edges_ms": {"type": "array", "items": {"type": "number"}},
+        "counts": {"type": "array", "items": {"type": "integer"}},
+    },
+}
+
+
+@extend_schema_field(TASK_DURATION_HISTOGRAM_SCHEMA)
+class TaskDurationHistogramField(serializers.JSONField):
+    """A stage's stored task-duration histogram, documented with its shape."""
+
+
 class StageSerializer(serializers.ModelSerializer[StageSummary]):
+    task_duration_histogram = TaskDurationHistogramField(read_only=True)
+
     class Meta:
         model = StageSummary
         exclude = ["id", "app"]
@@ -277,13 +295,54 @@ class ClusterSerializer(serializers.Serializer[Any]):
     sources = SourceStatusSerializer(many=True)
 
 
+class GateFindingSerializer(FindingSerializer):
+    """A judged finding with the app it is about (a flow run's gate judges several apps)."""
+
+    app_id = serializers.CharField(source="app.app_id", read_only=True)
+    attempt_id = serializers.CharField(source="app.attempt_id", read_only=True)
+    cluster = serializers.CharField(source="app.cluster.name", read_only=True, allow_null=True)
+
+    class Meta(FindingSerializer.Meta):
+        fields = ["app_id", "attempt_id", "cluster", *FindingSerializer.Meta.fields]
+        read_only_fields = fields
+
+
 class GateSerializer(serializers.Serializer[Any]):
     verdict = serializers.ChoiceField(choices=["pass", "fail"])
-    severity = serializers.ChoiceField(choices=SEVERITY_NAMES, help_text="The worst judged finding.")
+    severity = serializers.ChoiceField(choices=SEVERITY_NAMES, help_text="The worst judged finding, of any app.")
     max_severity = serializers.ChoiceField(choices=SEVERITY_NAMES)
     reason = serializers.CharField(help_text="One line, for a CI log.")
-    app = AppSummarySerializer()
-    failed = FindingSerializer(many=True, help_text="The judged findings above max_severity, most severe first.")
+    flow_exec_id = serializers.CharField(
+        allow_null=True, help_text="The judged flow run (flow_def_id= judges its latest run); null otherwise."
+    )
+    app = AppSummarySerializer(help_text="The latest ended judged app (the only one unless a flow run is judged).")
+    apps = AppSummarySerializer(many=True, help_text="Every judged app, latest ended first.")
+    failed = GateFindingSerializer(
+        many=True, help_text="The judged findings above max_severity, most severe first, each naming its app."
+    )
+
+
+class AnalyzeRequestEchoSerializer(serializers.Serializer[Any]):
+    cluster = serializers.CharField()
+    app_id = serializers.CharField(help_text="The app id as recorded for the cluster (a job id becomes its app id).")
+    attempt_id = serializers.CharField(help_text="The attempt, or empty for the latest the source gives.")
+    # The declared field replaces DRF's Field.source attribute (the metaclass collects it); mypy sees the clash.
+    source = serializers.CharField(help_text="The source that fetches it: <cluster>/<backend>.")  # type: ignore[assignment]
+    claim_state = serializers.CharField(help_text="retry (waiting), claimed (being analyzed), done or failed.")
+    rearmed = serializers.BooleanField(help_text="True when the app was recorded before (analyzed again).")
+    requested_at = serializers.DateTimeField()
+    last_error = serializers.CharField(help_text="The last fetch error of this app, empty when none.")
+
+
+class AnalyzeQueuedSerializer(serializers.Serializer[Any]):
+    status = serializers.ChoiceField(choices=["queued"])
+    request = AnalyzeRequestEchoSerializer()
+    poll = serializers.URLField(help_text="The gate of this app: it answers 200 once the app is analyzed.")
+
+
+class AnalyzedVerdictSerializer(GateSerializer):
+    status = serializers.ChoiceField(choices=["analyzed"])
+    request = AnalyzeRequestEchoSerializer()
 
 
 @extend_schema_field(

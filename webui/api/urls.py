@@ -11,6 +11,7 @@ urlpatterns = [
     path("clusters", views.ClusterListView.as_view(), name="clusters"),
     path("clusters/<str:name>/retry", views.ClusterRetryView.as_view(), name="cluster_retry"),
     path("gate", views.GateView.as_view(), name="gate"),
+    path("analyze", views.AnalyzeView.as_view(), name="analyze"),
     path("flow-executions", views.FlowExecutionView.as_view(), name="flow_execution"),
     path("history", views.HistoryView.as_view(), name="history"),
     path("compare", views.CompareView.as_view(), name="compare"),

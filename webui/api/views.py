@@ -1,9 +1,11 @@
-"""API views: parse the query, call selectors, serialize. Reads, and one staff-only write (retrying failed apps)."""
+"""API views: parse the query, call selectors, serialize. Reads, and two writes: retrying failed apps (staff) and
+on-demand analysis (a token or a staff session), which only record claims and send the task by name."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import urlencode
 
 from django.db.models import QuerySet
 from django.http import HttpRequest, JsonResponse
@@ -12,12 +14,13 @@ from django.utils import timezone
 from django_filters.rest_framework import DjangoFilterBackend  # type: ignore[import-untyped]
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, generics, serializers
-from rest_framework.permissions import IsAdminUser
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.permissions import BasePermission, IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analyzer import selectors
+from analyzer import ondemand, selectors
 from analyzer.claims import claims_retry, cluster_failed_claims
 from analyzer.models import AnalyzedApp, Cluster, Severity
 from webui.api import serializers as api
@@ -190,10 +193,21 @@ class SeverityParam(serializers.CharField):
         return level
 
 
+def _heuristic_codes(value: str) -> list[str]:
+    codes = [code.strip() for code in value.split(",") if code.strip()]
+    known = selectors.heuristic_codes()
+    unknown = [code for code in codes if known is not None and code not in known]
+    if unknown:
+        raise serializers.ValidationError(f"Unknown heuristic code(s): {', '.join(unknown)[:300]}.")
+    return codes
+
+
 class GateQuerySerializer(serializers.Serializer[Any]):
     app_id = serializers.CharField(required=False, max_length=255, help_text="An app id (either prefix or none).")
     job_def_id = serializers.CharField(required=False, max_length=255, help_text="The latest run of this job.")
-    flow_def_id = serializers.CharField(required=False, max_length=255, help_text="The latest app of this flow.")
+    flow_def_id = serializers.CharField(
+        required=False, max_length=255, help_text="Every app of this flow's latest run (the run that ended last)."
+    )
     template = serializers.CharField(required=False, max_length=255, help_text="The latest run of this template.")
     cluster = serializers.CharField(required=False, max_length=64, help_text="Only this cluster's apps.")
     max_severity = SeverityParam(
@@ -206,12 +220,7 @@ class GateQuerySerializer(serializers.Serializer[Any]):
     TARGETS = ("app_id", "job_def_id", "flow_def_id", "template")
 
     def validate_heuristics(self, value: str) -> list[str]:
-        codes = [code.strip() for code in value.split(",") if code.strip()]
-        known = selectors.heuristic_codes()
-        unknown = [code for code in codes if known is not None and code not in known]
-        if unknown:
-            raise serializers.ValidationError(f"Unknown heuristic code(s): {', '.join(unknown)[:300]}.")
-        return codes
+        return _heuristic_codes(value)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         given = [name for name in self.TARGETS if attrs.get(name, "").strip()]
@@ -222,12 +231,31 @@ class GateQuerySerializer(serializers.Serializer[Any]):
         return attrs
 
 
+def _gate_body(verdict: selectors.GateVerdict, request: Request) -> dict[str, Any]:
+    context = {"request": request}
+    return {
+        "verdict": "pass" if verdict.passed else "fail",
+        "severity": Severity(verdict.severity).name,
+        "max_severity": Severity(verdict.max_severity).name,
+        "reason": verdict.reason,
+        "flow_exec_id": verdict.target.flow_exec_id or None,
+        "app": api.AppSummarySerializer(verdict.app, context=context).data,
+        "apps": api.AppSummarySerializer(verdict.target.apps, many=True, context=context).data,
+        "failed": api.GateFindingSerializer(verdict.failed, many=True).data,
+    }
+
+
 class GateView(APIView):
     @extend_schema(
         operation_id="gate_retrieve",
-        summary="CI gate: pass when no finding of the app is above max_severity",
+        summary="CI gate: pass when no judged finding is above max_severity",
+        description="app_id judges that app's latest attempt; job_def_id and template the latest run of that job "
+        "(one app); flow_def_id every app of the flow's latest run (the flow execution whose last app ended "
+        "last). severity is the worst judged finding; failed lists the findings above max_severity, each naming "
+        "its app; apps lists every judged app.",
         parameters=[GateQuerySerializer],
         responses={
+            **COMMON,
             200: api.GateSerializer,
             400: BAD_REQUEST,
             404: OpenApiResponse(ErrorSerializer, description="No such app is analyzed yet."),
@@ -238,27 +266,131 @@ class GateView(APIView):
         query.is_valid(raise_exception=True)
         params = query.validated_data
         targets = {name: params.get(name, "").strip() for name in GateQuerySerializer.TARGETS}
-        app = selectors.gate_target(**targets, cluster=params.get("cluster", "").strip())
-        if app is None:
+        target = selectors.gate_target(**targets, cluster=params.get("cluster", "").strip())
+        if target is None:
             field, value = next((k, v) for k, v in targets.items() if v)
-            message = f"No analyzed app matches {field}={value!r}: it is not analyzed yet, or the value is wrong."
+            what = "flow run" if field == "flow_def_id" else "app"
+            message = f"No analyzed {what} matches {field}={value!r}: it is not analyzed yet, or the value is wrong."
             return Response(error_body("not_analyzed", message, field), status=404)
         verdict = selectors.gate_verdict(
-            app=app,
+            target=target,
             max_severity=params.get("max_severity", Severity.MODERATE.value),
             heuristics=params.get("heuristics", []),
         )
-        context = {"request": request}
-        return Response(
-            {
-                "verdict": "pass" if verdict.passed else "fail",
-                "severity": Severity(verdict.severity).name,
-                "max_severity": Severity(verdict.max_severity).name,
-                "reason": verdict.reason,
-                "app": api.AppSummarySerializer(app, context=context).data,
-                "failed": api.FindingSerializer(verdict.failed, many=True).data,
-            }
+        return Response(_gate_body(verdict, request))
+
+
+class AnalyzeBodySerializer(serializers.Serializer[Any]):
+    cluster = serializers.CharField(max_length=64, help_text="The cluster's name.")
+    app_id = serializers.CharField(
+        max_length=255, help_text="A Spark app id, a YARN application id or a MapReduce job id."
+    )
+    attempt_id = serializers.CharField(
+        required=False, allow_blank=True, max_length=64, default="", help_text="The attempt; default the latest."
+    )
+    wait_s = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=ondemand.MAX_WAIT_S,
+        default=0,
+        help_text="Seconds to wait for the verdict (0-300; default 0, answer at once). A waiting request holds "
+        "one server worker.",
+    )
+    max_severity = SeverityParam(
+        required=False, help_text="The highest severity that passes (NONE..CRITICAL or 0-4); default MODERATE."
+    )
+    heuristics = serializers.CharField(
+        required=False, max_length=4000, help_text="Comma-separated heuristic codes to judge (default: all)."
+    )
+
+    def validate_heuristics(self, value: str) -> list[str]:
+        return _heuristic_codes(value)
+
+
+class TokenOrStaff(BasePermission):
+    """Writes: a DRF token (``Authorization: Token <key>``, any user holding one) or a signed-in staff session."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        user = request.user
+        if not (user and user.is_authenticated):
+            return False
+        return isinstance(request.successful_authenticator, TokenAuthentication) or bool(user.is_staff)
+
+
+class AnalyzeView(APIView):
+    """Fetch and analyze one app of a cluster now (``analyzer.ondemand``), optionally waiting for its verdict."""
+
+    permission_classes = [TokenOrStaff]
+
+    @extend_schema(
+        operation_id="analyze_create",
+        summary="Fetch and analyze one app of a cluster now (again if it was analyzed), optionally waiting for the "
+        "gate verdict; a token or a staff session",
+        description="The app is recorded for the cluster as due now (re-armed with a fresh fetch budget when it "
+        "was recorded or analyzed before) and a worker fetches it from the cluster's Spark History Server, "
+        "event-log directory (the complete log of that id) or, for MapReduce, JobHistory Server. Without wait_s "
+        "(or when the wait runs out) the answer is 202 with the gate URL to poll; when the analysis is stored "
+        "within wait_s it is 200 with the gate verdict on the app. The server checks every half second while "
+        "waiting, holding one server worker for up to wait_s.",
+        request=AnalyzeBodySerializer,
+        responses={
+            **COMMON,
+            200: api.AnalyzedVerdictSerializer,
+            202: api.AnalyzeQueuedSerializer,
+            400: OpenApiResponse(ErrorSerializer, description="The body is invalid."),
+            404: OpenApiResponse(ErrorSerializer, description="No such cluster."),
+            409: OpenApiResponse(ErrorSerializer, description="No source of the cluster can fetch an app by id."),
+            422: OpenApiResponse(ErrorSerializer, description="Within the wait, the app could not be fetched."),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        body = AnalyzeBodySerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        params = body.validated_data
+        try:
+            requested = ondemand.request_analysis(
+                cluster=params["cluster"],
+                app_id=params["app_id"],
+                attempt_id=params["attempt_id"],
+                requested_by=str(request.user),
+            )
+        except ondemand.OnDemandError as error:
+            status = 404 if isinstance(error, ondemand.UnknownCluster) else 409
+            return Response(error_body(error.code, error.message, error.field), status=status)
+        ondemand.send_analysis(requested)
+        progress = (
+            ondemand.wait_for_analysis(requested, params["wait_s"])
+            if params["wait_s"]
+            else ondemand.progress(requested.claim_id)
         )
+        echo = {
+            "cluster": requested.cluster,
+            "app_id": requested.app_id,
+            "attempt_id": requested.attempt_id,
+            "source": requested.source,
+            "claim_state": progress.state,
+            "rearmed": requested.rearmed,
+            "requested_at": requested.requested_at,
+            "last_error": progress.last_error,
+        }
+        shown = api.AnalyzeRequestEchoSerializer(echo).data
+        max_severity = params.get("max_severity", Severity.MODERATE.value)
+        target = selectors.app_gate_target(pk=progress.analyzed_pk) if progress.done and progress.analyzed_pk else None
+        if target is not None:
+            verdict = selectors.gate_verdict(
+                target=target, max_severity=max_severity, heuristics=params.get("heuristics", [])
+            )
+            return Response({"status": "analyzed", "request": shown, **_gate_body(verdict, request)})
+        if progress.failed:
+            message = f"{requested.app_id[:300]} could not be fetched from {requested.source}: {progress.last_error}"
+            return Response(error_body("fetch_failed", message[:2000], "app_id"), status=422)
+        query = {"app_id": requested.app_id, "cluster": requested.cluster}
+        if "max_severity" in params:
+            query["max_severity"] = Severity(max_severity).name
+        if params.get("heuristics"):
+            query["heuristics"] = ",".join(params["heuristics"])
+        poll = request.build_absolute_uri(f"{reverse('api:gate')}?{urlencode(query)}")
+        return Response({"status": "queued", "request": shown, "poll": poll}, status=202)
 
 
 def unknown_endpoint(request: HttpRequest, rest: str = "") -> JsonResponse:

@@ -18,6 +18,7 @@ from django.utils.safestring import SafeString
 
 from analyzer.models import Severity
 from analyzer.selectors import MetricValue
+from webui.forms import DEFAULT_SORT, SORT_KEYS
 from webui.help import inline_segments
 
 register = template.Library()
@@ -264,6 +265,32 @@ def sort_header(context: template.Context, label: str, column: str, current: str
         "label": label,
         "url": f"?{params.urlencode()}{'#' + anchor if anchor else ''}",
         "state": state,
+    }
+
+
+@register.inclusion_tag("webui/_sort_header.html", takes_context=True)
+def app_sort_header(context: template.Context, label: str, column: str, css: str = "") -> dict[str, Any]:
+    """An app list column header linking to the list sorted by ``column`` (``ordering``, every other parameter
+    kept, back to page 1). A first click sorts times and amounts largest first, text A to Z; a second reverses."""
+    request: HttpRequest = context["request"]
+    current: str = context.get("sort") or DEFAULT_SORT
+    ascending_now = current == column
+    descending_now = current == f"-{column}"
+    _, descending_first = SORT_KEYS[column]
+    if ascending_now or descending_now:
+        target = column if descending_now else f"-{column}"
+    else:
+        target = f"-{column}" if descending_first else column
+    params = request.GET.copy()
+    params["ordering"] = target
+    params.pop("page", None)
+    direction = "ascending" if target == column else "descending"
+    return {
+        "label": label,
+        "url": f"?{params.urlencode()}",
+        "state": "ascending" if ascending_now else "descending" if descending_now else "none",
+        "css": css,
+        "title": f"Sort by {SORT_KEYS[column][0]}, {direction}",
     }
 
 

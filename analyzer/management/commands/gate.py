@@ -3,9 +3,10 @@
 
 The contract CI scripts rely on: exit 0 when no judged finding is above ``--max-severity`` (one ``pass: ...`` line
 on stdout), 1 when some are (one ``fail: ...`` line on stdout naming them), 2 on an error: bad arguments, an
-unknown heuristic code, no such app analyzed yet, or a database failure (one ``hindsight: ...`` line on stderr).
-``--job-def-id``, ``--flow-def-id`` and ``--template`` judge the latest ended app carrying that key. The same
-verdict as ``GET /api/v1/gate``.
+unknown heuristic code, nothing analyzed yet, or a database failure (one ``hindsight: ...`` line on stderr).
+``--job-def-id`` and ``--template`` judge the latest ended app carrying that key; ``--flow-def-id`` judges every app
+of the flow's latest run (the flow execution whose last app ended last), and a ``fail`` line names each finding's
+app. The same verdict as ``GET /api/v1/gate``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def _usage_error(message: str) -> NoReturn:
 
 
 class Command(BaseCommand):
-    help = "Pass (exit 0) or fail (exit 1) an analyzed app against a maximum severity; exit 2 on an error."
+    help = "Pass (exit 0) or fail (exit 1) an analyzed app or flow run against a maximum severity; exit 2 on an error."
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
         parser = super().create_parser(prog_name, subcommand, **kwargs)
@@ -42,7 +43,7 @@ class Command(BaseCommand):
         target = parser.add_mutually_exclusive_group(required=True)
         target.add_argument("--app-id", help="An app id, with an application_/job_ prefix or none.")
         target.add_argument("--job-def-id", help="Judge the latest run of this job definition.")
-        target.add_argument("--flow-def-id", help="Judge the latest app of this flow definition.")
+        target.add_argument("--flow-def-id", help="Judge every app of this flow definition's latest run.")
         target.add_argument("--template", help="Judge the latest run of this template key.")
         parser.add_argument("--cluster", default="", help="Only this cluster's apps.")
         parser.add_argument("--max-severity", default="MODERATE", help="Highest passing severity (default MODERATE).")
@@ -69,11 +70,12 @@ class Command(BaseCommand):
         if not any(targets.values()):
             self._error("give a non-empty --app-id, --job-def-id, --flow-def-id or --template")
         try:
-            app = selectors.gate_target(**targets, cluster=options["cluster"].strip())
-            if app is None:
+            target = selectors.gate_target(**targets, cluster=options["cluster"].strip())
+            if target is None:
                 given = next(f"--{k.replace('_', '-')} {v!r}" for k, v in targets.items() if v)
-                self._error(f"no analyzed app matches {given}: it is not analyzed yet, or the value is wrong")
-            verdict = selectors.gate_verdict(app=app, max_severity=level, heuristics=codes)
+                what = "flow run" if targets["flow_def_id"] else "app"
+                self._error(f"no analyzed {what} matches {given}: it is not analyzed yet, or the value is wrong")
+            verdict = selectors.gate_verdict(target=target, max_severity=level, heuristics=codes)
         except DatabaseError as exc:
             self._error(f"database error: {exc}")
         self.stdout.write(printable(verdict.reason))
