@@ -1,0 +1,40 @@
+"""Where is it slow? Node-level straggler ranking (Ouyang, Garraghan, Wang, Townend, Xu; IEEE SCC 2016).
+
+Pure library (numpy, pandas, scipy; no Django) over a task frame (columns in ``frame``): task durations
+become z-scores among sibling tasks, each host's z-scores are fitted by nine candidate distributions chosen
+by Anderson-Darling, indicators are computed per host, and hosts are levelled by the paper's interval-graph
+ranking; level-0 hosts significantly slower than the fleet are the stragglers.
+
+    snapshot = rank_hosts(task_frame_from_arrays(host, group, duration_ms, finish_ms))
+    snapshot.hosts; snapshot.stragglers; snapshot.n_levels; snapshot.to_dict()
+"""
+
+from analyzer.stragglers.fit import FAMILIES, fit_full
+from analyzer.stragglers.frame import (
+    REQUIRED_COLUMNS,
+    TaskFrameError,
+    sibling_zscores,
+    task_frame_from_app,
+    task_frame_from_arrays,
+    with_zscores,
+)
+from analyzer.stragglers.levels import levels, levels_reference
+from analyzer.stragglers.rank import HOST_COLUMNS, INTERVALS, RankingConfig, StragglerSnapshot, rank_hosts
+
+__all__ = [
+    "FAMILIES",
+    "HOST_COLUMNS",
+    "INTERVALS",
+    "REQUIRED_COLUMNS",
+    "RankingConfig",
+    "StragglerSnapshot",
+    "TaskFrameError",
+    "fit_full",
+    "levels",
+    "levels_reference",
+    "rank_hosts",
+    "sibling_zscores",
+    "task_frame_from_app",
+    "task_frame_from_arrays",
+    "with_zscores",
+]
