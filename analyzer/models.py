@@ -340,3 +340,37 @@ class YarnAppView(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster_id}: {self.app_id}"
+
+
+class AttributionModelVersion(models.Model):
+    """One trained slowdown-attribution model (issue 6): its facts and the model itself, joblib-serialized.
+
+    The model lives in the database (``blob``) rather than a file so it survives fresh clones, backups and several
+    web hosts without a shared directory; it is about 10 MB at 100k runs and only the last
+    ``HINDSIGHT_ATTRIBUTION_KEEP_VERSIONS`` are kept. The newest version whose held-out ``mare`` passes
+    ``HINDSIGHT_ATTRIBUTION_MAX_MARE`` serves (``analyzer.attribution_data.serving_version``).
+    """
+
+    created_at = models.DateTimeField(default=timezone.now)
+    format_version = models.PositiveIntegerField(default=1)
+    params = models.JSONField(default=dict)  # the random forest's parameters
+    features = models.JSONField(default=list)  # registry feature names the model uses, in order
+    window_days = models.PositiveIntegerField(null=True, blank=True)  # None: every stored run
+    window_start = models.DateTimeField(null=True, blank=True)  # the first and last training run's end
+    window_end = models.DateTimeField(null=True, blank=True)
+    mare = models.FloatField()  # template-normalized MARE (Griffin Eq. 11) on the held-out runs
+    n_runs = models.PositiveIntegerField(default=0)  # runs in the frame (training + held out)
+    n_train = models.PositiveIntegerField(default=0)
+    n_holdout = models.PositiveIntegerField(default=0)
+    n_templates = models.PositiveIntegerField(default=0)
+    n_borrowed = models.PositiveIntegerField(default=0)  # templates with too few runs, borrowing a baseline
+    train_seconds = models.FloatField(default=0.0)
+    size_bytes = models.BigIntegerField(default=0)  # of the serialized model
+    confidence = models.JSONField(default=dict)  # thresholds tuned on the held-out runs
+    blob = models.BinaryField()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"attribution model {self.pk} (MARE {self.mare:.3f})"

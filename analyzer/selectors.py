@@ -15,6 +15,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from django.db.models import Case, Count, Exists, F, Max, Min, OuterRef, Prefetch, Q, QuerySet, Sum, Value, When, Window
+from django.db.models.expressions import Subquery
 from django.db.models.functions import RowNumber
 from django.utils.dateparse import parse_datetime
 
@@ -179,6 +180,16 @@ def _exact_or_prefix(field: str, value: str) -> Q:
     return Q(**{f"{field}__startswith": value})
 
 
+def cluster_named(name: str) -> Q:
+    """Apps of the cluster called ``name`` (none when no cluster has that name).
+
+    The cluster's id as a subquery, not a join on its name: with a join PostgreSQL cannot tell which cluster at
+    planning time and sorts all of its matching apps; with the id it reads the (cluster, end_time) index in order
+    (a first page of ``cluster=&severity_min=&finished_after=`` on a million apps: 72.7 ms -> 1.3 ms).
+    """
+    return Q(cluster_id=Subquery(Cluster.objects.filter(name=name).values("id")[:1]))
+
+
 def filter_apps(apps: QuerySet[AnalyzedApp], filters: AppFilters) -> QuerySet[AnalyzedApp]:
     """``apps`` narrowed by every filter given (each one a plain column condition the indexes can serve).
 
@@ -190,14 +201,12 @@ def filter_apps(apps: QuerySet[AnalyzedApp], filters: AppFilters) -> QuerySet[An
     conditions: dict[str, Any] = {field: getattr(filters, field) for field in _EXACT_FIELDS if getattr(filters, field)}
     if filters.name:
         conditions["name__icontains"] = filters.name
-    if filters.cluster:
-        conditions["cluster__name"] = filters.cluster
     if filters.no_cluster:
         conditions["cluster__isnull"] = True
     for attribute, lookup in _RANGES:
         if getattr(filters, attribute) is not None:
             conditions[lookup] = getattr(filters, attribute)
-    apps = apps.filter(**conditions)
+    apps = apps.filter(cluster_named(filters.cluster), **conditions) if filters.cluster else apps.filter(**conditions)
     for field in _ID_FIELDS:
         value = getattr(filters, field)
         if value:
@@ -830,7 +839,7 @@ def app_attempts_by_id(*, app_id: str, attempt: str = "", cluster: str = "") -> 
     if attempt:
         rows = rows.filter(attempt_id=attempt)
     if cluster:
-        rows = rows.filter(cluster__name=cluster)
+        rows = rows.filter(cluster_named(cluster))
     light = rows.only(
         "app_id", "attempt_id", "source", "cluster__name", "status", "start_time", "end_time", "severity", "score"
     )
@@ -907,7 +916,7 @@ def gate_target(
     """
     apps = AnalyzedApp.objects.all()
     if cluster:
-        apps = apps.filter(cluster__name=cluster)
+        apps = apps.filter(cluster_named(cluster))
     if flow_def_id:
         runs = apps.filter(flow_def_id=flow_def_id).exclude(flow_exec_id="").order_by().values("flow_exec_id")
         latest = runs.annotate(last_end=Max("end_time")).order_by(F("last_end").desc(nulls_last=True), "-flow_exec_id")
@@ -1107,7 +1116,7 @@ def _flow_apps(flow_exec_ids: Sequence[str], cluster: str) -> list[AnalyzedApp]:
         return []
     apps = AnalyzedApp.objects.filter(flow_exec_id__in=ids).select_related("cluster")
     if cluster:
-        apps = apps.filter(cluster__name=cluster)
+        apps = apps.filter(cluster_named(cluster))
     return list(apps.only(*_RUN_FIELDS).order_by())
 
 
@@ -1132,7 +1141,7 @@ def previous_flow_execution(*, run: FlowRun, cluster: str = "") -> str | None:
         return None
     apps = AnalyzedApp.objects.filter(flow_def_id=run.flow_def_id).exclude(flow_exec_id__in=["", run.flow_exec_id])
     if cluster:
-        apps = apps.filter(cluster__name=cluster)
+        apps = apps.filter(cluster_named(cluster))
     runs = apps.values("flow_exec_id").annotate(started=Min("start_time")).filter(started__lt=started)
     previous: str | None = runs.order_by("-started", "-flow_exec_id").values_list("flow_exec_id", flat=True).first()
     return previous
@@ -1181,7 +1190,7 @@ def job_history(
     else:
         return []
     if cluster:
-        apps = apps.filter(cluster__name=cluster)
+        apps = apps.filter(cluster_named(cluster))
     latest = list(_latest_first(apps.select_related("cluster").only(*_RUN_FIELDS))[: _limited(limit)])
     latest.reverse()
     severities = heuristic_severities(app_pks=[a.pk for a in latest])
@@ -1217,7 +1226,7 @@ def flow_history(*, flow_def_id: str, cluster: str = "", limit: int = HISTORY_DE
         return []
     apps = AnalyzedApp.objects.filter(flow_def_id=flow_def_id).exclude(flow_exec_id="")
     if cluster:
-        apps = apps.filter(cluster__name=cluster)
+        apps = apps.filter(cluster_named(cluster))
     runs = list(
         apps.order_by()
         .values("flow_exec_id")
@@ -1641,3 +1650,31 @@ def history_chart_data(points: Sequence[HistoryPoint]) -> dict[str, Any]:
         "wasted_gb_hours": [point.wasted_gb_hours for point in points],
         "score": [point.score for point in points],
     }
+
+
+def app_attribution(app: AnalyzedApp) -> dict[str, Any]:
+    """Why ``app`` ran slower than usual, by the serving attribution model (``analyzer.attribution_data``).
+
+    Plain data for the report panel and the API: ``available`` and the ``explanation`` (or a ``reason`` when
+    there is none: no model yet, no template, a failure), and the baseline runs it is compared with. Never raises.
+    """
+    from analyzer.attribution_data import app_attribution as explain_app  # pandas and sklearn load on first use
+
+    return explain_app(app).to_dict()
+
+
+def attribution_chart(attribution: dict[str, Any]) -> dict[str, Any] | None:
+    """The report's bar chart data of an :func:`app_attribution` answer; None when there is nothing to draw."""
+    from analyzer.attribution_data import attribution_chart as chart
+
+    return chart(attribution)
+
+
+def attribution_versions() -> dict[str, Any]:
+    """Stored attribution model versions, newest first, with which one serves and the MARE bar."""
+    from analyzer.attribution_data import max_mare, serving_version
+    from analyzer.models import AttributionModelVersion
+
+    serving = serving_version()
+    versions = list(AttributionModelVersion.objects.defer("blob").order_by("-created_at", "-pk"))
+    return {"versions": versions, "serving_id": serving.pk if serving else None, "max_mare": max_mare()}

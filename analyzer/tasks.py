@@ -92,3 +92,17 @@ def analyze_app_task(self: Task, claim_id: int) -> dict[str, Any]:
         "busy": outcome.busy,
         "error": outcome.error,
     }
+
+
+@shared_task
+def train_attribution_task() -> dict[str, Any]:
+    """Trains and stores a slowdown-attribution model (beat: daily by default); too little history is no error."""
+    from analyzer.attribution_service import TooFewRuns, attribution_train
+
+    try:
+        trained = attribution_train()
+    except TooFewRuns as error:
+        log.info("attribution model not trained: %s", error)
+        return {"version": None, "reason": str(error)}
+    v = trained.version
+    return {"version": v.pk, "mare": v.mare, "runs": v.n_runs, "templates": v.n_templates, "serving": trained.serving}

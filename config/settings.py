@@ -123,6 +123,15 @@ HINDSIGHT_RELIST_EVERY_S = int(os.environ.get("HINDSIGHT_RELIST_EVERY_S", "300")
 # with PostgreSQL, not checked with the embedded SQLite). See docs/SOURCES.md "Operating".
 HINDSIGHT_HEALTH_BROKER = os.environ.get("HINDSIGHT_HEALTH_BROKER", "auto")
 
+# Slowdown attribution (issue 6, docs/DECISIONS.md "Slowdown attribution"): a model is trained on the runs that
+# ended in the last WINDOW_DAYS, daily by beat (TRAIN_EVERY_S); the newest version whose held-out MARE (Griffin
+# Eq. 11, mean |predicted - actual| / the template's usual runtime) is at most MAX_MARE serves, and the newest
+# KEEP_VERSIONS versions are kept (plus the serving one).
+HINDSIGHT_ATTRIBUTION_WINDOW_DAYS = int(os.environ.get("HINDSIGHT_ATTRIBUTION_WINDOW_DAYS", "30"))
+HINDSIGHT_ATTRIBUTION_TRAIN_EVERY_S = float(os.environ.get("HINDSIGHT_ATTRIBUTION_TRAIN_EVERY_S", "86400"))
+HINDSIGHT_ATTRIBUTION_MAX_MARE = float(os.environ.get("HINDSIGHT_ATTRIBUTION_MAX_MARE", "0.25"))
+HINDSIGHT_ATTRIBUTION_KEEP_VERSIONS = int(os.environ.get("HINDSIGHT_ATTRIBUTION_KEEP_VERSIONS", "5"))
+
 # The REST API (/api/v1/, webui/api). HINDSIGHT_API_AUTH: "open" (reads need no login, as the History Server's
 # don't) or "token" (a DRF token, "Authorization: Token <key>", or a signed-in session is required to read).
 # Throttle rates ("<n>/<second|minute|hour|day>", empty for none) apply per client address, or per user when
@@ -190,5 +199,10 @@ CELERY_BEAT_SCHEDULE = {
     "poll-due-sources": {
         "task": "analyzer.tasks.poll_due_sources",
         "schedule": float(os.environ.get("HINDSIGHT_BEAT_INTERVAL_S", "2")),
+    },
+    # A new slowdown-attribution model on the latest window (analyzer.attribution_service).
+    "train-attribution": {
+        "task": "analyzer.tasks.train_attribution_task",
+        "schedule": HINDSIGHT_ATTRIBUTION_TRAIN_EVERY_S,
     },
 }

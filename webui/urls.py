@@ -13,6 +13,7 @@ urlpatterns = [
     path("compare/", views.compare, name="compare"),
     path("users/", views.user_page, name="user"),
     path("sources/", views.sources, name="sources"),
+    path("attribution/", views.attribution_versions, name="attribution_versions"),
     path("help/", views.help_index, name="help_index"),
     path("help/<str:code>/", views.help_heuristic, name="help_heuristic"),
 ]

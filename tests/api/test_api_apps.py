@@ -92,6 +92,19 @@ def test_cluster_filters_by_cluster_name(api: APIClient) -> None:
     assert ids(api, cluster="nowhere") == []
 
 
+def test_cluster_matches_the_name_exactly_combines_with_other_filters_and_never_lists_apps_without_one(
+    api: APIClient,
+) -> None:
+    prod, east = Cluster.objects.create(name="prod"), Cluster.objects.create(name="prod-east")
+    hit = make_app(cluster=prod, user="pat")
+    make_app(cluster=prod, user="sam")
+    make_app(cluster=east, user="pat")
+    make_app(cluster=None, user="pat")
+    assert ids(api, cluster="prod", user="pat") == [hit.app_id]
+    assert ids(api, cluster="prod-east", user="sam") == []
+    assert ids(api, cluster="pro") == []
+
+
 @pytest.mark.parametrize("level", ["SEVERE", "severe", "3"])
 def test_severity_min_keeps_apps_at_least_that_severe_by_name_or_number(api: APIClient, level: str) -> None:
     severe, critical = make_app(severity=3), make_app(severity=4)

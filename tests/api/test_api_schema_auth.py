@@ -93,7 +93,7 @@ def test_every_endpoint_in_the_schema_answers_only_documented_codes(api: APIClie
                 assert response.status_code in documented, (path, query, response.status_code, response.content)
                 assert response["Content-Type"].startswith("application/json")
                 called += 1
-    assert called == 3 * 8 + 2 * 2
+    assert called == 3 * 9 + 2 * 2
 
 
 def test_the_docs_page_loads_swagger_ui_from_this_server_not_a_cdn(api: APIClient) -> None:

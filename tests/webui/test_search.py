@@ -72,6 +72,17 @@ def test_a_search_by_cluster_lists_only_that_clusters_apps(client: Client) -> No
     assert search(client, cluster="prod") == [on_prod.app_id]
 
 
+def test_a_search_by_cluster_matches_its_name_exactly_and_keeps_the_other_filters(client: Client) -> None:
+    prod = Cluster.objects.create(name="prod")
+    Cluster.objects.create(name="prod-east")
+    wanted = make_app(cluster=prod, user="pat")
+    make_app(cluster=prod, user="sam")
+    make_app(cluster=Cluster.objects.get(name="prod-east"), user="pat")
+    make_app(cluster=None, user="pat")
+
+    assert search(client, cluster="prod", user="pat") == [wanted.app_id]
+
+
 def test_the_files_cluster_lists_only_apps_analyzed_without_a_cluster(client: Client) -> None:
     make_app(cluster=Cluster.objects.create(name="prod"))
     from_files = make_app(cluster=None)
@@ -262,6 +273,37 @@ def test_an_unknown_sort_key_is_reported_and_the_default_order_kept(client: Clie
 
 
 # Paging, sharing and bad input
+
+
+def test_a_search_matching_more_apps_than_the_count_cap_says_more_than_the_cap(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from webui import views
+
+    monkeypatch.setattr(views, "COUNT_CAP", 30)  # the real cap, 1,000 apps, is too many to create in a test
+    for _ in range(31):
+        make_app(user="pat")
+
+    html = page(client, "/apps/?user=pat")
+
+    assert "More than 30 apps match" in html
+    assert "31 apps" not in html
+    assert len(re.findall(r'class="app-id"', html)) == 25
+
+
+def test_a_search_matching_exactly_the_count_cap_gives_the_exact_count(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from webui import views
+
+    monkeypatch.setattr(views, "COUNT_CAP", 30)
+    for _ in range(30):
+        make_app(user="pat")
+
+    html = page(client, "/apps/?user=pat")
+
+    assert "30 apps match" in html
+    assert "More than" not in html
 
 
 def test_pages_keep_every_filter_and_the_sort(client: Client) -> None:

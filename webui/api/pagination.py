@@ -23,7 +23,7 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
-COUNT_CAP: Final = 10_000
+COUNT_CAP: Final = 1_000  # as GitHub search: past a thousand matches, narrow the filters
 
 
 class CappedLimitOffsetPagination(LimitOffsetPagination):

@@ -6,6 +6,8 @@ app_name = "api"
 urlpatterns = [
     path("apps", views.AppListView.as_view(), name="app_list"),
     # path: an app id is data and may hold any character, a slash included.
+    # Before the detail, whose path would take "<app id>/attribution" for an app id.
+    re_path(r"^apps/(?P<app_id>.+)/attribution$", views.AppAttributionView.as_view(), name="app_attribution"),
     path("apps/<path:app_id>", views.AppDetailView.as_view(), name="app_detail"),
     path("heuristics", views.HeuristicCatalogView.as_view(), name="heuristics"),
     path("clusters", views.ClusterListView.as_view(), name="clusters"),

@@ -88,6 +88,33 @@ class AppDetailView(APIView):
         return Response(api.AppDetailSerializer(report.app, context=context).data)
 
 
+class AppAttributionView(APIView):
+    @extend_schema(
+        operation_id="apps_attribution",
+        summary="Why this run was slower than its recurring job's usual runs",
+        description="Ranked causes with their effect in seconds, this run's measured values against the usual "
+        "ones, a confidence, and the usual runs compared with, from the serving attribution model (GET "
+        "/attribution/ in the web UI lists the versions). available is false, with the reason, when there is no "
+        "model yet, the app is not a recurring job, or the explanation failed (warning true). The app is chosen "
+        "as for the app detail.",
+        parameters=[
+            OpenApiParameter("attempt", str, description="An attempt id (e.g. 1, 2)."),
+            OpenApiParameter("cluster", str, description="A cluster name."),
+        ],
+        responses={**COMMON, 200: api.AttributionSerializer, 404: NOT_FOUND},
+    )
+    def get(self, request: Request, app_id: str) -> Response:
+        attempt = request.query_params.get("attempt", "").strip()
+        cluster = request.query_params.get("cluster", "").strip()
+        nul = any("\x00" in value for value in (app_id, attempt, cluster))
+        rows = [] if nul else selectors.app_attempts_by_id(app_id=app_id, attempt=attempt, cluster=cluster)
+        if not rows:
+            chosen = "".join(f", {k} {v!r}" for k, v in (("attempt", attempt), ("cluster", cluster)) if v)
+            raise exceptions.NotFound(f"No analyzed app {app_id[:300]!r}{chosen[:300]}. It may not be analyzed yet.")
+        data = selectors.app_attribution(rows[0])
+        return Response(api.AttributionSerializer(data, context={"request": request}).data)
+
+
 def _four_levels(value: Any) -> bool:
     return isinstance(value, list | tuple) and len(value) == 4 and all(isinstance(v, int | float) for v in value)
 

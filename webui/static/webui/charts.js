@@ -379,7 +379,64 @@
     return value === null || value === undefined ? "—" : number(value, 2) + " GB-h";
   }
 
+  // Slowdown attribution: one horizontal bar per cause, its signed effect on the runtime (right: slower, left:
+  // faster); the sign is in the axis, the tooltip's words and the panel's table, not only in the colour.
+  function attribution(canvas, data) {
+    var effects = data.effect_ms;
+    canvas.parentNode.style.height = Math.max(140, effects.length * 30 + 70) + "px";
+    var top = Math.max(1, largest(effects.map(Math.abs)));
+    return {
+      type: "bar",
+      data: {
+        labels: data.labels,
+        datasets: [{
+          label: "Effect on the runtime",
+          data: effects,
+          backgroundColor: effects.map(function (ms) {
+            return ms > 0 ? "#d55e00" : "#0072b2";
+          }),
+          borderColor: INK,
+          borderWidth: effects.map(function (ms) {
+            return ms > 0 ? 0 : 1;
+          }),
+          barPercentage: 0.7
+        }]
+      },
+      options: {
+        indexAxis: "y",
+        responsive: true,
+        maintainAspectRatio: false,
+        scales: {
+          x: {
+            suggestedMin: -top * 0.1,
+            grid: { color: GRID },
+            title: { display: true, text: "Seconds the cause added (right) or saved (left)" },
+            ticks: {
+              maxRotation: 0,
+              callback: function (value) {
+                return (value > 0 ? "+" : "") + shortDuration(value);
+              }
+            }
+          },
+          y: { grid: { display: false } }
+        },
+        plugins: {
+          legend: { display: false },
+          tooltip: {
+            callbacks: {
+              label: function (item) {
+                var ms = item.raw;
+                return ms >= 0 ? duration(ms) + " slower" : duration(-ms) + " faster";
+              }
+            }
+          }
+        }
+      }
+    };
+  }
+
   var builders = {
+    attribution: attribution,
     histogram: histogram,
     timeline: timeline,
     "history-runtime": function (_canvas, data) {
