@@ -32,6 +32,12 @@ def _close_worker_connections(**kwargs: Any) -> None:
     connections.close_all()  # the worker thread's own; left open they would keep the test database from dropping
 
 
+def _forget_result_backend() -> None:
+    # Celery builds the result backend once per app and caches it (shared when thread safe, else per thread).
+    celery_app._backend_cache = None
+    vars(celery_app._local).pop("backend", None)
+
+
 @pytest.fixture(scope="module")
 def worker() -> Iterator[None]:
     """An in-process worker on a dedicated Redis database, emptied before and after."""
@@ -43,6 +49,7 @@ def worker() -> Iterator[None]:
     broker.flushdb()
     saved = {key: celery_app.conf[key] for key in ("broker_url", "result_backend")}
     celery_app.conf.update(broker_url=TEST_BROKER, result_backend=TEST_BROKER)
+    _forget_result_backend()  # one built by an earlier test (an eager .apply()) would outlive the new conf
     task_postrun.connect(_close_worker_connections, weak=False)
     try:
         with start_worker(celery_app, perform_ping_check=False, shutdown_timeout=30):
@@ -50,6 +57,7 @@ def worker() -> Iterator[None]:
     finally:
         task_postrun.disconnect(_close_worker_connections)
         celery_app.conf.update(saved)
+        _forget_result_backend()
         broker.flushdb()
 
 

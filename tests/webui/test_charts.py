@@ -172,9 +172,23 @@ def test_the_timeline_draws_the_first_executors_by_start_and_counts_the_rest(cli
 
 
 def test_the_history_page_embeds_each_runs_runtime_gb_hours_and_score_oldest_first(client: Client) -> None:
-    older = make_app(job_def_id="etl", end_time=NOW - dt.timedelta(days=1), runtime_ms=60_000, score=3)
+    # Both times given: the factory's default times step back one minute per app made in the session.
+    older = make_app(
+        job_def_id="etl",
+        start_time=NOW - dt.timedelta(days=1, hours=1),
+        end_time=NOW - dt.timedelta(days=1),
+        runtime_ms=60_000,
+        score=3,
+    )
     newer = make_app(
-        job_def_id="etl", name=HOSTILE, runtime_ms=120_000, used_gb_hours=2.5, wasted_gb_hours=0.5, score=9
+        job_def_id="etl",
+        name=HOSTILE,
+        start_time=NOW - dt.timedelta(hours=1),
+        end_time=NOW,
+        runtime_ms=120_000,
+        used_gb_hours=2.5,
+        wasted_gb_hours=0.5,
+        score=9,
     )
 
     html = page(client, "/history/?job_def_id=etl")
