@@ -42,6 +42,10 @@ from typing import Any
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from heuristics import BUILTINS  # noqa: E402  (the repository is put on the path just above)
+
 DEFAULT_DB = "hindsight_bench_web"
 DEFAULT_UNTIL = "2026-11-22T00:00:00+00:00"
 TABLES = (
@@ -54,38 +58,9 @@ TABLES = (
 NULL = "\\N"
 DAY_MS = 86_400_000
 
-SPARK_CODES = (
-    "spark.configuration",
-    "spark.executor_balance",
-    "spark.job_failures",
-    "spark.stage_failures",
-    "spark.stage_runtime",
-    "spark.executor_gc",
-    "spark.memory_failures",
-    "spark.spill",
-    "spark.unified_memory",
-    "spark.jvm_memory",
-    "spark.driver",
-    "spark.task_skew",
-    "spark.small_tasks",
-    "spark.idle_cores",
-    "spark.large_partition",
-)
-MAPREDUCE_CODES = (
-    "mapreduce.mapper_skew",
-    "mapreduce.mapper_gc",
-    "mapreduce.mapper_memory",
-    "mapreduce.mapper_speed",
-    "mapreduce.mapper_spill",
-    "mapreduce.mapper_time",
-    "mapreduce.reducer_skew",
-    "mapreduce.reducer_gc",
-    "mapreduce.reducer_memory",
-    "mapreduce.reducer_time",
-    "mapreduce.shuffle_sort",
-    "mapreduce.exception",
-    "mapreduce.distributed_cache",
-)
+# The built-in heuristics' codes, in registry order, per app type.
+SPARK_CODES = tuple(h.code for h in BUILTINS if "spark" in h.app_types)
+MAPREDUCE_CODES = tuple(h.code for h in BUILTINS if "mapreduce" in h.app_types)
 CLUSTERS = ("prod-east", "prod-west", "analytics", "ml-training", "adhoc")
 CLUSTER_WEIGHTS = (0.35, 0.25, 0.2, 0.12, 0.08)
 SCHEDULERS = ("airflow", "azkaban", "oozie")
@@ -483,9 +458,8 @@ class Filler:
         # Heuristic results and their details.
         result_ids = np.arange(self.next_result, self.next_result + total, dtype=np.int64)
         self.next_result += total
-        codes = np.where(
-            is_spark_result, np.array(SPARK_CODES)[code_idx], np.array(MAPREDUCE_CODES)[np.minimum(code_idx, 12)]
-        )
+        mapreduce_idx = np.minimum(code_idx, len(MAPREDUCE_CODES) - 1)  # Spark rows index past the shorter list
+        codes = np.where(is_spark_result, np.array(SPARK_CODES)[code_idx], np.array(MAPREDUCE_CODES)[mapreduce_idx])
         code_list = codes.tolist()
         sev_list = sev.tolist()
         ratio = rng.random(total) * 8
@@ -760,7 +734,6 @@ def main(argv: list[str] | None = None) -> int:
     _create_database(args.db, args.host, args.port, args.user, args.reset)
     os.environ["DATABASE_URL"] = _database_url(args.db, args.host, args.port, args.user)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    sys.path.insert(0, str(REPO))
     import django
 
     django.setup()

@@ -60,6 +60,27 @@ class AppListView(generics.ListAPIView[AnalyzedApp]):
         return super().get(request, *args, **kwargs)
 
 
+def _app_choice(request: Request) -> tuple[str, str]:
+    return request.query_params.get("attempt", "").strip(), request.query_params.get("cluster", "").strip()
+
+
+def _app_not_found(request: Request, app_id: str) -> exceptions.NotFound:
+    chosen = "".join(f", {k} {v!r}" for k, v in zip(("attempt", "cluster"), _app_choice(request), strict=True) if v)
+    return exceptions.NotFound(f"No analyzed app {app_id[:300]!r}{chosen[:300]}. It may not be analyzed yet.")
+
+
+def _app_rows(request: Request, app_id: str) -> tuple[list[AnalyzedApp], bool]:
+    """The stored rows of ``app_id`` as ``attempt=`` and ``cluster=`` narrow them (the first is the one shown),
+    and whether they were narrowed; 404 when there is none."""
+    attempt, cluster = _app_choice(request)
+    # PostgreSQL text cannot hold NUL, so no stored app has one: such a request matches nothing.
+    nul = any("\x00" in value for value in (app_id, attempt, cluster))
+    rows = [] if nul else selectors.app_attempts_by_id(app_id=app_id, attempt=attempt, cluster=cluster)
+    if not rows:
+        raise _app_not_found(request, app_id)
+    return rows, bool(attempt or cluster)
+
+
 class AppDetailView(APIView):
     @extend_schema(
         operation_id="apps_retrieve",
@@ -74,16 +95,11 @@ class AppDetailView(APIView):
         responses={**COMMON, 200: api.AppDetailSerializer, 404: NOT_FOUND},
     )
     def get(self, request: Request, app_id: str) -> Response:
-        attempt = request.query_params.get("attempt", "").strip()
-        cluster = request.query_params.get("cluster", "").strip()
-        # PostgreSQL text cannot hold NUL, so no stored app has one: such a request matches nothing.
-        nul = any("\x00" in value for value in (app_id, attempt, cluster))
-        rows = [] if nul else selectors.app_attempts_by_id(app_id=app_id, attempt=attempt, cluster=cluster)
-        report = selectors.app_report(pk=rows[0].pk) if rows else None
-        if report is None:
-            chosen = "".join(f", {k} {v!r}" for k, v in (("attempt", attempt), ("cluster", cluster)) if v)
-            raise exceptions.NotFound(f"No analyzed app {app_id[:300]!r}{chosen[:300]}. It may not be analyzed yet.")
-        attempts = rows if not (attempt or cluster) else selectors.app_attempts_by_id(app_id=app_id)
+        rows, narrowed = _app_rows(request, app_id)
+        report = selectors.app_report(pk=rows[0].pk)
+        if report is None:  # deleted since it was listed
+            raise _app_not_found(request, app_id)
+        attempts = selectors.app_attempts_by_id(app_id=app_id) if narrowed else rows
         context = {"request": request, "executors": report.executors, "attempts": attempts}
         return Response(api.AppDetailSerializer(report.app, context=context).data)
 
@@ -104,13 +120,7 @@ class AppAttributionView(APIView):
         responses={**COMMON, 200: api.AttributionSerializer, 404: NOT_FOUND},
     )
     def get(self, request: Request, app_id: str) -> Response:
-        attempt = request.query_params.get("attempt", "").strip()
-        cluster = request.query_params.get("cluster", "").strip()
-        nul = any("\x00" in value for value in (app_id, attempt, cluster))
-        rows = [] if nul else selectors.app_attempts_by_id(app_id=app_id, attempt=attempt, cluster=cluster)
-        if not rows:
-            chosen = "".join(f", {k} {v!r}" for k, v in (("attempt", attempt), ("cluster", cluster)) if v)
-            raise exceptions.NotFound(f"No analyzed app {app_id[:300]!r}{chosen[:300]}. It may not be analyzed yet.")
+        rows, _ = _app_rows(request, app_id)
         data = selectors.app_attribution(rows[0])
         return Response(api.AttributionSerializer(data, context={"request": request}).data)
 
