@@ -25,6 +25,7 @@ from analyzer.metrics import metric_definitions
 from analyzer.models import (
     AnalyzedApp,
     AppClaim,
+    AttributionModelVersion,
     ClaimState,
     Cluster,
     ExecutorSummary,
@@ -1673,7 +1674,6 @@ def attribution_chart(attribution: dict[str, Any]) -> dict[str, Any] | None:
 def attribution_versions() -> dict[str, Any]:
     """Stored attribution model versions, newest first, with which one serves and the MARE bar."""
     from analyzer.attribution_data import max_mare, serving_version
-    from analyzer.models import AttributionModelVersion
 
     serving = serving_version()
     versions = list(AttributionModelVersion.objects.defer("blob").order_by("-created_at", "-pk"))
