@@ -51,6 +51,9 @@ class AnalyzedApp(models.Model):
     job_exec_url = models.CharField(max_length=800, blank=True, default="")
     job_name = models.CharField(max_length=255, blank=True, default="")
     template = models.CharField(max_length=255, blank=True, default="")
+    # The shape of the app's stage DAG (analyzer.anomaly.signature): runs of one template with one signature form a
+    # category of the stage anomaly localization (issue 7). "" when the app has no stages.
+    stage_signature = models.CharField(max_length=64, blank=True, default="")
     spark_version = models.CharField(max_length=64, blank=True, default="")
     start_time = models.DateTimeField(null=True, blank=True)
     end_time = models.DateTimeField(null=True, blank=True)
@@ -374,3 +377,124 @@ class AttributionModelVersion(models.Model):
 
     def __str__(self) -> str:
         return f"attribution model {self.pk} (MARE {self.mare:.3f})"
+
+
+# --- Where is it slow? (issue 7): straggler hosts, executor anomalies, stage anomalies ------------------------
+
+
+class AppHostTasks(models.Model):
+    """One app's tasks on one host as the straggler ranking reads them: z-scores among sibling tasks.
+
+    Sibling groups (a stage attempt, a MapReduce phase) never span apps, so z-scores are computed once, when the app
+    is analyzed, and the hourly ranking only concatenates the rows of its window. ``z`` holds at most
+    ``HOST_SAMPLE_MAX`` float32 values (little-endian), a seeded sample when the host ran more tasks in the app;
+    ``n_tasks`` and ``task_ms`` count every task with a z-score.
+    """
+
+    app = models.ForeignKey(AnalyzedApp, on_delete=models.CASCADE, related_name="host_tasks")
+    cluster = models.ForeignKey("Cluster", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    host = models.CharField(max_length=255)
+    end_time = models.DateTimeField(null=True, blank=True)  # the app's end: windows select on it without a join
+    n_tasks = models.IntegerField(default=0)
+    task_ms = models.BigIntegerField(default=0)  # summed durations of those tasks
+    z = models.BinaryField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["end_time"], name="host_tasks_end_idx"),
+            models.Index(fields=["host", "end_time"], name="host_tasks_host_end_idx"),
+        ]
+
+
+class HostRankingSnapshot(models.Model):
+    """One straggler ranking of one cluster's hosts over one window (``analyzer.stragglers.rank_hosts``).
+
+    ``snapshot`` is the library's ``StragglerSnapshot.to_dict()`` (every host's indicators, level and straggler
+    flag, the level-0 histograms); the per-host rows are also kept as ``HostRank`` for trends and lookups.
+    """
+
+    cluster = models.ForeignKey("Cluster", on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    window = models.CharField(max_length=16)  # "24h", "7d"
+    window_start = models.DateTimeField(null=True, blank=True)
+    window_end = models.DateTimeField(null=True, blank=True)
+    computed_at = models.DateTimeField(default=timezone.now)
+    compute_ms = models.IntegerField(default=0)
+    n_apps = models.IntegerField(default=0)
+    n_tasks = models.BigIntegerField(default=0)
+    n_hosts = models.IntegerField(default=0)
+    n_ranked = models.IntegerField(default=0)
+    n_levels = models.IntegerField(default=0)
+    n_stragglers = models.IntegerField(default=0)
+    config = models.JSONField(default=dict)
+    snapshot = models.JSONField(default=dict)
+
+    class Meta:
+        indexes = [models.Index(fields=["cluster", "window", "-computed_at"], name="host_snapshot_latest_idx")]
+        ordering = ["-computed_at", "-id"]
+
+
+class HostRank(models.Model):
+    """One host's place in one snapshot: what the trend across windows and the host lookups read."""
+
+    snapshot = models.ForeignKey(HostRankingSnapshot, on_delete=models.CASCADE, related_name="ranks")
+    host = models.CharField(max_length=255)
+    level = models.IntegerField(default=-1)  # 0 = slowest tier, -1 = too few tasks to rank
+    straggler = models.BooleanField(default=False)
+    n_tasks = models.IntegerField(default=0)
+    mean = models.FloatField(null=True, blank=True)
+    ci_low = models.FloatField(null=True, blank=True)
+    ci_high = models.FloatField(null=True, blank=True)
+    p_extreme = models.FloatField(null=True, blank=True)  # empirical share of tasks with z above extreme_z
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["host", "snapshot"], name="host_rank_host_idx"),
+            models.Index(fields=["snapshot", "level"], name="host_rank_level_idx"),
+        ]
+
+
+class ExecutorAnomalyReport(models.Model):
+    """The executor anomaly ranking of one app (``analyzer.anomaly.executors``) and what its panel draws.
+
+    ``features``: one object per executor (executor_id, host and each feature's value); ``series``: a sample of
+    the app's tasks (time, executor, per-task feature values) for the selected feature's time series;
+    ``ranking``: ``ExecutorRanking.to_dict()``; ``reference_apps``: the stored apps whose executors served as
+    the reference model when this app had too few executors.
+    """
+
+    app = models.OneToOneField(AnalyzedApp, on_delete=models.CASCADE, related_name="executor_anomaly")
+    model = models.CharField(max_length=16, default="none")  # peers / reference / none
+    features = models.JSONField(default=list)
+    series = models.JSONField(default=dict)
+    ranking = models.JSONField(default=dict)
+    reference_apps = models.JSONField(default=list)
+    computed_at = models.DateTimeField(default=timezone.now)
+
+
+class StageLocalization(models.Model):
+    """Stage anomaly localization of one template's recent runs (``analyzer.anomaly.stages.localize``).
+
+    ``result`` is ``LocalizationResult.to_dict()`` with run ids mapped to stored apps (``runs``: run id -> app pk,
+    app id, end). Recomputed when the template has runs newer than ``latest_end``.
+    """
+
+    template = models.CharField(max_length=255)
+    cluster = models.ForeignKey("Cluster", on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    computed_at = models.DateTimeField(default=timezone.now)
+    latest_end = models.DateTimeField(null=True, blank=True)
+    n_runs = models.IntegerField(default=0)
+    n_categories = models.IntegerField(default=0)
+    n_anomalous = models.IntegerField(default=0)  # categories with at least one anomalous stage
+    result = models.JSONField(default=dict)
+    runs = models.JSONField(default=dict)
+
+    class Meta:
+        constraints = [  # one per (template, cluster); "no cluster" (apps read from files) counts as one
+            models.UniqueConstraint(
+                fields=["template", "cluster"], condition=models.Q(cluster__isnull=False), name="uniq_stage_loc"
+            ),
+            models.UniqueConstraint(
+                fields=["template"], condition=models.Q(cluster__isnull=True), name="uniq_stage_loc_no_cluster"
+            ),
+        ]
+        indexes = [models.Index(fields=["-computed_at"], name="stage_loc_computed_idx")]
