@@ -54,6 +54,9 @@ class AnalyzedApp(models.Model):
     # The shape of the app's stage DAG (analyzer.anomaly.signature): runs of one template with one signature form a
     # category of the stage anomaly localization (issue 7). "" when the app has no stages.
     stage_signature = models.CharField(max_length=64, blank=True, default="")
+    # Share of the app's task time on hosts the first straggler ranking after its end flagged (issue 7), set by
+    # that ranking; a slowdown-attribution feature. None: no ranking has covered the app (or it ran no tasks).
+    straggler_task_share = models.FloatField(null=True, blank=True)
     spark_version = models.CharField(max_length=64, blank=True, default="")
     start_time = models.DateTimeField(null=True, blank=True)
     end_time = models.DateTimeField(null=True, blank=True)

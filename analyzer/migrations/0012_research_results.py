@@ -19,6 +19,11 @@ class Migration(migrations.Migration):
             name="stage_signature",
             field=models.CharField(blank=True, default="", max_length=64),
         ),
+        migrations.AddField(
+            model_name="analyzedapp",
+            name="straggler_task_share",
+            field=models.FloatField(blank=True, null=True),
+        ),
         migrations.CreateModel(
             name="ExecutorAnomalyReport",
             fields=[
