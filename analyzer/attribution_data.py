@@ -34,10 +34,14 @@ task_duration_skew        max / median successful task duration (stored quantile
                           time
 failed_tasks              ``metrics.num_failed_attempts`` (MapReduce), else the stage rows' ``num_failed_tasks``
 killed_tasks              ``metrics.num_killed_attempts`` (MapReduce), else the stage rows' ``num_killed_tasks``
-speculative_tasks         absent: not stored (MapReduce's killed attempts include speculative losers)
+speculative_tasks         ``metrics.num_speculative_tasks`` (Spark, analyses stored from issue 7 on); MapReduce:
+                          absent (its killed attempts include speculative losers)
 gc_time_share             stage rows' ``jvm_gc_time_ms`` / ``executor_run_time_ms`` (both summed)
-fetch_wait_share          absent: shuffle fetch wait is not stored
-straggler_task_share      absent until the straggler ranking's results are stored
+fetch_wait_share          ``metrics.shuffle_fetch_wait_ms`` / the stage rows' ``executor_run_time_ms`` (Spark, analyses
+                          stored from issue 7 on); MapReduce: absent
+straggler_task_share      ``AnalyzedApp.straggler_task_share``: the share of the app's task time on hosts that the
+                          first straggler ranking covering the app flagged (``analyzer.host_ranking``); absent until
+                          a ranking covers the app, and for local-mode apps
 host_count                distinct non-empty ``host`` of the executor rows
 queue_wait_s              ``metrics.first_task_delay_ms`` / 1000 (submission or app start to the first task)
 concurrent_apps           other apps of the same cluster whose [start, end] overlaps the run's (apps analyzed from
@@ -90,6 +94,8 @@ _METRIC_KEYS = (
     "num_failed_attempts",
     "num_killed_attempts",
     "first_task_delay_ms",
+    "num_speculative_tasks",
+    "shuffle_fetch_wait_ms",
 )
 _PROPERTY_KEYS = {
     "p_spark_cores": "spark.executor.cores",
@@ -151,6 +157,7 @@ def runs_frame(apps: QuerySet[AnalyzedApp]) -> pd.DataFrame:
             "start_time",
             "end_time",
             "heavy_q",
+            "straggler_task_share",
             *[f"m_{k}" for k in _METRIC_KEYS],
             *_PROPERTY_KEYS,
         )
@@ -238,8 +245,11 @@ def runs_frame(apps: QuerySet[AnalyzedApp]) -> pd.DataFrame:
     out["task_duration_skew"] = [_max_to_median(q) for q in a["heavy_q"]]
     out["failed_tasks"] = metric("num_failed_attempts").where(is_mr).fillna(col(stages, "failed"))
     out["killed_tasks"] = metric("num_killed_attempts").where(is_mr).fillna(col(stages, "killed"))
+    out["speculative_tasks"] = metric("num_speculative_tasks").where(~is_mr)
     run = col(stages, "run")
     out["gc_time_share"] = (col(stages, "gc") / run.where(run > 0)).clip(0.0, 1.0)
+    out["fetch_wait_share"] = (metric("shuffle_fetch_wait_ms").where(~is_mr) / run.where(run > 0)).clip(0.0, 1.0)
+    out["straggler_task_share"] = _num(a["straggler_task_share"]).clip(0.0, 1.0)
     out["host_count"] = col(execs, "hosts").where(lambda s: s > 0)
     out["queue_wait_s"] = metric("first_task_delay_ms").clip(lower=0) / 1000.0
     out["concurrent_apps"] = _concurrent(a)

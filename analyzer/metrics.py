@@ -123,6 +123,10 @@ class AppMetrics:
     num_failed_tasks: int = _doc(
         "Task attempts that failed, resubmitted ones included as the History Server counts them (killed ones not)."
     )
+    num_speculative_tasks: int = _doc("Task attempts launched speculatively (copies of slow tasks).")
+    shuffle_fetch_wait_ms: int = _doc(
+        "Sum over task attempts of the time spent blocked waiting for shuffle data from other executors.", "ms"
+    )
     num_jobs: int = _doc("Jobs.")
     num_failed_jobs: int = _doc("Jobs that failed.")
     num_stages: int = _doc("Stages that ran at least once (skipped stages not counted).")
@@ -478,10 +482,13 @@ def compute_metrics(app: SparkApp) -> AppMetrics:
 
     local = any(jvm.runs_tasks and jvm.executor_id == "driver" for jvm in jvms)
 
-    num_tasks = num_failed_tasks = 0
+    num_tasks = num_failed_tasks = num_speculative = 0
+    fetch_wait_ms = 0.0
     for stage in app.stages.values():
         num_tasks += len(stage.tasks)
         num_failed_tasks += int(np.isin(stage.tasks.status, _FAILED_STATUSES).sum())
+        num_speculative += int(np.count_nonzero(stage.tasks.speculative))
+        fetch_wait_ms += float(np.nansum(stage.tasks.shuffle_fetch_wait_ms))
     stages_run = {stage_id for (stage_id, _), s in app.stages.items() if s.status not in _NOT_RUN}
 
     return AppMetrics(
@@ -500,6 +507,8 @@ def compute_metrics(app: SparkApp) -> AppMetrics:
         max_concurrent_executors=_max_concurrent((jvm.start_ms, jvm.end_ms) for jvm in task_jvms),
         num_tasks=num_tasks,
         num_failed_tasks=num_failed_tasks,
+        num_speculative_tasks=num_speculative,
+        shuffle_fetch_wait_ms=round(fetch_wait_ms),
         num_jobs=len(app.jobs),
         num_failed_jobs=sum(1 for job in app.jobs.values() if job.status == JobStatus.FAILED),
         num_stages=len(stages_run),

@@ -12,6 +12,7 @@ the feature's quantum) of every numeric feature over all its runs, for "how unus
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -189,7 +190,8 @@ def compute_baselines(
     sig_cols = [n for n in numeric if registry[n].signature]
     sig_raw = np.log1p(df[sig_cols].to_numpy(dtype=np.float64, na_value=np.nan)) if sig_cols else np.zeros((len(df), 0))
     sig_t = pd.DataFrame(sig_raw).groupby(df["template"].to_numpy(), sort=False).median().reindex(templates).to_numpy()
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a signature column absent everywhere: NaN, handled below
         sig_mean = np.nanmean(sig_t, axis=0) if len(sig_cols) else np.zeros(0)
         sig_std = np.nanstd(sig_t, axis=0) if len(sig_cols) else np.zeros(0)
     sig_mean = np.where(np.isnan(sig_mean), 0.0, sig_mean)

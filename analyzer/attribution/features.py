@@ -23,6 +23,10 @@ Tag = Literal["user", "system"]
 Level = Literal["job", "machine", "cluster"]
 # log1p: extensive quantities (bytes, counts, seconds) whose effect is multiplicative; raw: shares and ratios.
 Transform = Literal["log1p", "raw"]
+# "higher": a higher value can only make a run slower (more data, more failures, more waiting); "either": a change
+# either way may (settings, shape, categories). Explanations use it to refuse a cause whose values all went the
+# harmless way (analyzer.attribution.explain).
+Direction = Literal["higher", "either"]
 
 
 class FeatureError(ValueError):
@@ -52,6 +56,7 @@ class Feature:
     # Smallest meaningful change (1 for counters): floors the robust spread so one failure is not a 50-sigma
     # event. Settings (executors, cores, memory) have none: any change of a usually constant setting is news.
     quantum: float = 0.0
+    direction: Direction = "either"
 
 
 CAUSES: dict[str, Cause] = {
@@ -84,7 +89,8 @@ def _f(
     signature: bool = False,
     quantum: float = 0.0,
 ) -> Feature:
-    return Feature(name, unit, description, tag, level, cause, categorical, transform, signature, quantum)
+    direction: Direction = "either" if categorical or cause in ("code", "config") else "higher"
+    return Feature(name, unit, description, tag, level, cause, categorical, transform, signature, quantum, direction)
 
 
 _FEATURES: tuple[Feature, ...] = (

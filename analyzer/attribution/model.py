@@ -17,6 +17,7 @@ Absent values read as the template's baseline ("as usual"), so an absent feature
 
 from __future__ import annotations
 
+import math
 import pickle
 import time
 from collections.abc import Callable
@@ -38,6 +39,7 @@ F64 = npt.NDArray[np.float64]
 FORMAT_VERSION = 1
 RESERVED = ("template", "runtime", "run_id", "started_at")
 CONTEXT = "template_baseline_log_runtime"
+MIN_BOOTSTRAP_RUNS = 100  # each tree sees at least this many runs (or all of a smaller history)
 DEFAULT_PARAMS: dict[str, Any] = {
     # 60 trees of depth <= 20 on half-size bootstrap samples: fits 100k runs in well under a minute on 2
     # cores, ~6k leaves per tree (explain < 20 ms); min_samples_leaf=5 keeps the pickle small (algorithms.md).
@@ -259,6 +261,9 @@ def train(
         vals = sorted({str(v) for v in tr[n].dropna() if str(v) != ""})
         vocab[n] = {v: i for i, v in enumerate(vals)}
     enc = Encoder(numeric, categorical, vocab)
+    if isinstance(p.get("max_samples"), float):
+        # As a count: a fraction of a small history gives trees too few runs each (sklearn warns below ~100).
+        p["max_samples"] = min(len(tr), max(math.ceil(p["max_samples"] * len(tr)), MIN_BOOTSTRAP_RUNS))
     forest = RandomForestRegressor(**p, n_jobs=n_jobs, random_state=seed)
     model = AttributionModel(
         forest=forest,

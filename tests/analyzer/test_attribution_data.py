@@ -52,8 +52,11 @@ def test_stage_rows_executor_rows_metrics_and_settings_map_onto_spark_features()
             "executor_memory_bytes": 4608 * 1024**2,
             "driver_memory_bytes": 1408 * 1024**2,
             "first_task_delay_ms": 12_500,
+            "num_speculative_tasks": 4,
+            "shuffle_fetch_wait_ms": 500,
         },
         spark_properties={"spark.executor.cores": "4"},
+        straggler_task_share=0.25,
     )
     common = {"app": app, "num_complete_tasks": 10}
     StageSummary.objects.create(
@@ -104,6 +107,9 @@ def test_stage_rows_executor_rows_metrics_and_settings_map_onto_spark_features()
     assert row["host_count"] == 3
     assert row["executors_lost"] == 1  # released by the driver is not lost
     assert row["queue_wait_s"] == 12.5
+    assert row["speculative_tasks"] == 4
+    assert row["fetch_wait_share"] == pytest.approx(0.05)  # 500 ms of 10 s executor run time
+    assert row["straggler_task_share"] == 0.25
     assert (row["job_type"], row["user"], row["queue"], row["framework_version"]) == ("PySpark", "ana", "etl", "3.5.1")
 
 
@@ -112,7 +118,15 @@ def test_features_the_stored_analysis_lacks_are_absent_not_zero() -> None:
     row = frame_of(app)[app.pk]
     for name in ("input_bytes", "num_tasks", "num_executors", "executor_cores", "gc_time_share", "host_count"):
         assert math.isnan(row[name]), name
-    for name in ("task_input_skew", "task_duration_skew", "queue_wait_s", "concurrent_apps", "speculative_tasks"):
+    for name in (
+        "task_input_skew",
+        "task_duration_skew",
+        "queue_wait_s",
+        "concurrent_apps",
+        "speculative_tasks",
+        "fetch_wait_share",
+        "straggler_task_share",
+    ):
         assert name not in row or math.isnan(row[name]), name
 
 

@@ -201,12 +201,23 @@ def test_executors_of_another_resource_profile_use_its_logged_memory() -> None:
     assert compute_metrics(app).used_gb_hours == pytest.approx(expected, rel=1e-6)
 
 
-def test_first_task_delay_and_counts() -> None:
+def test_first_task_delay_and_task_counts_and_fetch_wait_add_up_over_attempts() -> None:
     app = cluster_app()
     add_executor(app, "1", START, None)
     status = [TaskStatus.SUCCESS, TaskStatus.FAILED, TaskStatus.RESUBMITTED, TaskStatus.KILLED]
     app.stages[(0, 0)] = StageAttempt(
-        0, 0, status=StageStatus.COMPLETE, tasks=tasks(["1"] * 4, app, [10] * 4, START + 90_000, status=status)
+        0,
+        0,
+        status=StageStatus.COMPLETE,
+        tasks=tasks(
+            ["1"] * 4,
+            app,
+            [10] * 4,
+            START + 90_000,
+            status=status,
+            speculative=[False, False, False, True],
+            shuffle_fetch_wait_ms=[5, 0, 7, 3],
+        ),
     )
     app.stages[(1, 0)] = StageAttempt(1, 0, status=StageStatus.SKIPPED)
     app.jobs = {0: Job(0, status=JobStatus.SUCCEEDED), 1: Job(1, status=JobStatus.FAILED)}
@@ -217,6 +228,8 @@ def test_first_task_delay_and_counts() -> None:
     assert metrics.num_failed_tasks == 2  # resubmitted counts as failed, as the History Server counts it
     assert (metrics.num_jobs, metrics.num_failed_jobs) == (2, 1)
     assert metrics.num_stages == 1
+    assert metrics.num_speculative_tasks == 1
+    assert metrics.shuffle_fetch_wait_ms == 15
 
 
 def test_a_log_without_application_end_ends_at_its_last_event() -> None:

@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 import analyzer.attribution as attr
-from analyzer.attribution.explain import Decomposer
+from analyzer.attribution.explain import Decomposer, rank_causes, slow_way_z
 
 
 def slow_path_walk(forest, X: np.ndarray) -> tuple[float, np.ndarray]:
@@ -101,3 +101,33 @@ def test_unknown_columns_and_bad_runtimes_are_refused(model) -> None:
         attr.explain(model, pd.DataFrame({"template": ["t"], "runtime": [1.0], "inptu_bytes": [1.0]}))
     with pytest.raises(ValueError, match="runtime"):
         attr.explain(model, pd.DataFrame({"template": ["t"], "runtime": [-1.0]}))
+
+
+def test_an_unusual_cause_that_costs_almost_nothing_ranks_below_a_moved_cause_that_costs_much() -> None:
+    effects = {"skew": 40.0, "code": 0.5, "data_volume": 3.0}
+    slow_z = {"skew": 2.0, "code": 3.0, "data_volume": 0.2}  # user changed (a category: 3), skew moved 2 sigma
+    order = rank_causes(effects, slow_z, slowdown_s=50.0, baseline_s=100.0)
+    assert order[0] == "skew"
+    assert order.index("code") > order.index("skew")
+
+
+def test_a_cause_whose_values_went_the_harmless_way_never_leads_however_large_its_modelled_effect() -> None:
+    # "More data" +30 s by the model, but input and shuffle were below usual (z < 0): it ranks after skew.
+    members = ["input_bytes", "shuffle_read_bytes", "num_tasks"]
+    data_z = slow_way_z([-0.8, -1.5, 0.0], members)
+    assert data_z == 0.0
+    effects = {"data_volume": 30.0, "skew": 12.0}
+    slow_z = {"data_volume": data_z, "skew": 4.0}
+    assert rank_causes(effects, slow_z, slowdown_s=45.0, baseline_s=60.0) == ["skew", "data_volume"]
+
+
+def test_a_setting_that_changed_either_way_counts_as_moved_the_slow_way() -> None:
+    assert slow_way_z([-4.0], ["num_executors"]) == 4.0  # fewer executors can slow a run
+    assert slow_way_z([-4.0], ["input_bytes"]) == 0.0  # less input cannot
+
+
+def test_unusual_causes_lead_and_rank_among_themselves_by_effect() -> None:
+    effects = {"failures": 8.0, "memory_gc": 20.0, "contention": 25.0}
+    slow_z = {"failures": 5.0, "memory_gc": 3.5, "contention": 1.2}
+    order = rank_causes(effects, slow_z, slowdown_s=40.0, baseline_s=100.0)
+    assert order == ["memory_gc", "failures", "contention"]
