@@ -17,7 +17,7 @@ import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 import numpy as np
 
@@ -27,6 +27,9 @@ from analyzer.appmodel import SparkApp
 from analyzer.appmodel.mapreduce import MapReduceApp
 from analyzer.metrics import AppMetrics, compute_metrics
 from analyzer.metrics_mapreduce import MapReduceMetrics, compute_mapreduce_metrics
+
+if TYPE_CHECKING:
+    from analyzer.stragglers.frame import HostTasks
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -136,6 +139,12 @@ class AnalysisReport:
     spark_properties: dict[str, str] = field(default_factory=dict)  # a MapReduce job's (redacted) conf
     app_type: str = "SPARK"
     job: jobinfo.JobInfo = field(default_factory=lambda: jobinfo.JobInfo(job_type=""))
+    stage_signature: str = ""  # the stage DAG's shape (analyzer.anomaly.signature); "" when there are no stages
+    # Per host: tasks with a z-score among siblings and a sample of them, for the straggler ranking (issue 7).
+    host_tasks: tuple[HostTasks, ...] = field(default=())
+    # Executor anomaly input kept for storage (analyzer.anomaly.executors.analysis_input): feature rows and a task
+    # series sample; {} for MapReduce jobs (no executors) or when it could not be computed.
+    executor_anomaly: dict[str, Any] = field(default_factory=dict)
 
     @property
     def severity_name(self) -> str:
@@ -222,6 +231,11 @@ def analyze(
         ),
         jobinfo.JobInfo(job_type="Spark"),
     )
+    signature = attempt("stage signature", lambda: _stage_signature(stage_rows, "SPARK"), "")
+    no_hosts: tuple[HostTasks, ...] = ()
+    host_tasks = attempt("host task z-scores", lambda: _host_tasks(app), no_hosts)
+    no_executor_input: dict[str, Any] = {}
+    executor_input = attempt("executor anomaly input", lambda: _executor_anomaly_input(app), no_executor_input)
 
     return AnalysisReport(
         source=app.source,
@@ -246,6 +260,9 @@ def analyze(
         spark_properties=dict(app.environment.spark_properties),
         app_type="SPARK",
         job=job,
+        stage_signature=signature,
+        host_tasks=host_tasks,
+        executor_anomaly=executor_input,
     )
 
 
@@ -297,6 +314,9 @@ def _analyze_mapreduce(
         ),
         jobinfo.JobInfo(job_type="HadoopJava"),
     )
+    signature = attempt("stage signature", lambda: _stage_signature(stage_rows, "MAPREDUCE"), "")
+    no_hosts: tuple[HostTasks, ...] = ()
+    host_tasks = attempt("host task z-scores", lambda: _host_tasks(app), no_hosts)
     return AnalysisReport(
         source=app.source,
         app_id=app.job_id,
@@ -320,7 +340,30 @@ def _analyze_mapreduce(
         spark_properties=dict(app.conf),
         app_type="MAPREDUCE",
         job=job,
+        stage_signature=signature,
+        host_tasks=host_tasks,
     )
+
+
+def _stage_signature(stage_rows: Sequence[summaries.StageRow], app_type: str) -> str:
+    # Imported when first needed: the anomaly package loads pandas, and importing the pipeline should not.
+    from analyzer.anomaly.signature import stage_signature
+
+    return stage_signature(stage_rows, app_type=app_type)
+
+
+def _host_tasks(app: SparkApp | MapReduceApp) -> tuple[HostTasks, ...]:
+    # Imported when first needed, as the signature: the straggler library loads pandas and scipy.
+    from analyzer.stragglers.frame import host_task_samples
+
+    return host_task_samples(app)
+
+
+def _executor_anomaly_input(app: SparkApp) -> dict[str, Any]:
+    # Imported when first needed, as the signature: the anomaly package loads pandas.
+    from analyzer.anomaly.executors import analysis_input
+
+    return analysis_input(app)
 
 
 def _first_per_code(

@@ -18,8 +18,10 @@ from typing import Any, Final
 import orjson
 from django.db import connection, models, transaction
 
+from analyzer.executor_anomaly import executor_anomaly_store
 from analyzer.models import (
     AnalyzedApp,
+    AppHostTasks,
     AppType,
     ExecutorSummary,
     HeuristicDetail,
@@ -221,6 +223,7 @@ def _app_values(report: AnalysisReport) -> dict[str, Any]:
         job_exec_url=report.job.job_exec_url,
         job_name=report.job.job_name,
         template=report.job.template,
+        stage_signature=report.stage_signature,
         spark_version=report.spark_version or "",
         start_time=ms_to_datetime(report.start_ms),
         end_time=ms_to_datetime(report.end_ms),
@@ -278,7 +281,27 @@ def report_store(*, report: AnalysisReport, source: str, extra: Mapping[str, Any
     )
     _insert_rows(StageSummary, app, report.stages)
     _insert_rows(ExecutorSummary, app, report.executors)
+    _store_host_tasks(app, report)
+    executor_anomaly_store(app, report)  # in a savepoint: a failure is a warning on the app, never a lost app
     return app
+
+
+def _store_host_tasks(app: AnalyzedApp, report: AnalysisReport) -> None:
+    """The app's per-host z-score samples for the straggler ranking, replacing earlier ones (none in local mode)."""
+    AppHostTasks.objects.filter(app=app).delete()
+    AppHostTasks.objects.bulk_create(
+        (
+            AppHostTasks(
+                app=app,
+                cluster_id=app.cluster_id,
+                end_time=app.end_time,
+                **_fit(AppHostTasks, host=row.host, n_tasks=row.n_tasks, task_ms=row.task_ms),
+                z=row.z,
+            )
+            for row in report.host_tasks
+        ),
+        batch_size=_BATCH_SIZE,
+    )
 
 
 @transaction.atomic

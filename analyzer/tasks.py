@@ -106,3 +106,33 @@ def train_attribution_task() -> dict[str, Any]:
         return {"version": None, "reason": str(error)}
     v = trained.version
     return {"version": v.pk, "mare": v.mare, "runs": v.n_runs, "templates": v.n_templates, "serving": trained.serving}
+
+
+@shared_task
+def localize_stages_task() -> dict[str, Any]:
+    """Stage anomaly localization of every template with new runs (beat: hourly by default), a bounded number."""
+    from analyzer.stage_localization import localize_due
+
+    stored = localize_due()
+    pairs = [[s.template, s.cluster_id] for s in stored]
+    return {"localized": pairs, "with_anomalous_stages": sum(s.n_anomalous > 0 for s in stored)}
+
+
+@shared_task
+def rank_hosts_task() -> dict[str, Any]:
+    """Stores a straggler-host snapshot of every cluster and window (beat: hourly by default); no tasks is no error."""
+    from analyzer.host_ranking import rank_hosts_snapshots
+
+    outcomes = rank_hosts_snapshots()
+    return {
+        "snapshots": [
+            {
+                "cluster": o.cluster,
+                "window": o.window,
+                "snapshot": o.snapshot.pk if o.snapshot else None,
+                "stragglers": o.snapshot.n_stragglers if o.snapshot else None,
+                "reason": o.reason,
+            }
+            for o in outcomes
+        ]
+    }

@@ -132,6 +132,36 @@ HINDSIGHT_ATTRIBUTION_TRAIN_EVERY_S = float(os.environ.get("HINDSIGHT_ATTRIBUTIO
 HINDSIGHT_ATTRIBUTION_MAX_MARE = float(os.environ.get("HINDSIGHT_ATTRIBUTION_MAX_MARE", "0.25"))
 HINDSIGHT_ATTRIBUTION_KEEP_VERSIONS = int(os.environ.get("HINDSIGHT_ATTRIBUTION_KEEP_VERSIONS", "5"))
 
+# Stage anomaly localization (issue 7, analyzer/stage_localization.py; docs/DECISIONS.md "Stage anomalies in the
+# product"): per (template, cluster), the latest MAX_RUNS successful runs; a category (one stage signature) is
+# analysed when it has MIN_RUNS runs and its run-time CV is above ALPHA; a stage is anomalous when cos(M_i, L_i) is
+# below BETA and a run is at least MIN_EFFECT slower than expected there. Beat recomputes pairs with new runs every
+# EVERY_S, at most PER_CALL pairs a call.
+HINDSIGHT_STAGE_LOCALIZATION_ALPHA = float(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_ALPHA", "0.15"))
+HINDSIGHT_STAGE_LOCALIZATION_BETA = float(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_BETA", "0.98"))
+HINDSIGHT_STAGE_LOCALIZATION_MIN_RUNS = int(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_MIN_RUNS", "8"))
+HINDSIGHT_STAGE_LOCALIZATION_MIN_EFFECT = float(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_MIN_EFFECT", "0.25"))
+HINDSIGHT_STAGE_LOCALIZATION_MAX_RUNS = int(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_MAX_RUNS", "200"))
+HINDSIGHT_STAGE_LOCALIZATION_PER_CALL = int(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_PER_CALL", "50"))
+HINDSIGHT_STAGE_LOCALIZATION_EVERY_S = float(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_EVERY_S", "3600"))
+
+# Straggler hosts (issue 7, docs/DECISIONS.md "Straggler hosts in the product"; analyzer.host_ranking): every
+# RANK_EVERY_S, beat ranks each cluster's hosts over each of WINDOWS ("<n>h" or "<n>d") from the z-score samples
+# stored per app; a host needs MIN_HOST_TASKS z-scores in the window to be ranked, and is a straggler when on level 0
+# its mean z is at least MIN_EFFECT above the fleet's and significant at ALPHA (Benjamini-Hochberg); EXTREME_Z is the
+# z above which a task counts as an extreme value; at most MAX_TASKS_PER_HOST z-scores per host and window (a
+# seeded sample) bound the memory of long windows; the newest KEEP_SNAPSHOTS per cluster and window are kept.
+HINDSIGHT_HOSTS_WINDOWS = tuple(
+    w.strip() for w in os.environ.get("HINDSIGHT_HOSTS_WINDOWS", "24h,7d").split(",") if w.strip()
+)
+HINDSIGHT_HOSTS_RANK_EVERY_S = float(os.environ.get("HINDSIGHT_HOSTS_RANK_EVERY_S", "3600"))
+HINDSIGHT_HOSTS_MIN_HOST_TASKS = int(os.environ.get("HINDSIGHT_HOSTS_MIN_HOST_TASKS", "30"))
+HINDSIGHT_HOSTS_MIN_EFFECT = float(os.environ.get("HINDSIGHT_HOSTS_MIN_EFFECT", "0.25"))
+HINDSIGHT_HOSTS_ALPHA = float(os.environ.get("HINDSIGHT_HOSTS_ALPHA", "0.01"))
+HINDSIGHT_HOSTS_EXTREME_Z = float(os.environ.get("HINDSIGHT_HOSTS_EXTREME_Z", "1.5"))
+HINDSIGHT_HOSTS_MAX_TASKS_PER_HOST = int(os.environ.get("HINDSIGHT_HOSTS_MAX_TASKS_PER_HOST", "2000"))
+HINDSIGHT_HOSTS_KEEP_SNAPSHOTS = int(os.environ.get("HINDSIGHT_HOSTS_KEEP_SNAPSHOTS", "48"))
+
 # The REST API (/api/v1/, webui/api). HINDSIGHT_API_AUTH: "open" (reads need no login, as the History Server's
 # don't) or "token" (a DRF token, "Authorization: Token <key>", or a signed-in session is required to read).
 # Throttle rates ("<n>/<second|minute|hour|day>", empty for none) apply per client address, or per user when
@@ -204,5 +234,15 @@ CELERY_BEAT_SCHEDULE = {
     "train-attribution": {
         "task": "analyzer.tasks.train_attribution_task",
         "schedule": HINDSIGHT_ATTRIBUTION_TRAIN_EVERY_S,
+    },
+    # Stage anomaly localization of the templates with new runs (analyzer.stage_localization.localize_due).
+    "localize-stages": {
+        "task": "analyzer.tasks.localize_stages_task",
+        "schedule": HINDSIGHT_STAGE_LOCALIZATION_EVERY_S,
+    },
+    # Straggler-host snapshots of every cluster and window (analyzer.host_ranking).
+    "rank-hosts": {
+        "task": "analyzer.tasks.rank_hosts_task",
+        "schedule": HINDSIGHT_HOSTS_RANK_EVERY_S,
     },
 }

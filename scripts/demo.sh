@@ -17,10 +17,18 @@ YAML
 .venv/bin/python manage.py sources load var/demo-sources.yaml
 # The samples' files are as old as the checkout: look back far enough the first time.
 HINDSIGHT_INITIAL_LOOKBACK_S=315360000 .venv/bin/python manage.py poll --once
-# "Why slower than usual?": a slowdown-attribution model of the samples' 115 recurring runs (7 templates). Their
-# runs last seconds in local mode, where JVM start-up noise is a large share of the runtime, so the model's held-out
-# error (MARE ~0.45) is above the production bar of 0.25; the demo serves it with a looser bar, and its confidence
-# says how far to trust each answer. Every run, however old the checkout (--days 0).
+# Straggler hosts (/hosts/): the samples' apps ended when they were generated, long before now, so the windows end
+# at the last stored app end (--end latest). Local-mode apps have no hosts to compare; the multi-host samples do.
+.venv/bin/python manage.py rank_hosts --end latest \
+  || echo "No host ranking was stored (see above): the Hosts page says how to make one."
+# "Which stage was the outlier?" on the history pages: stage anomaly localization of every recurring template.
+.venv/bin/python manage.py localize_stages --all | tail -n 1 \
+  || echo "Stage anomaly localization failed (see above): the history pages say it is not computed yet."
+# "Why slower than usual?": a slowdown-attribution model of the samples' recurring runs (after the host ranking,
+# which sets each app's straggler share, one of the model's features). Their runs last seconds, where JVM start-up
+# noise is a large share of the runtime, so the model's held-out error (MARE ~0.45) is above the production bar of
+# 0.25; the demo serves it with a looser bar, and its confidence says how far to trust each answer. Every run,
+# however old the checkout (--days 0).
 export HINDSIGHT_ATTRIBUTION_MAX_MARE="${HINDSIGHT_ATTRIBUTION_MAX_MARE:-1.0}"
 .venv/bin/python manage.py train_attribution --days 0 --quiet \
   || echo "No attribution model was trained (see above): the reports' panel says why."

@@ -8,24 +8,31 @@ moved into samples/ under the scenario's name and Hadoop's ``.crc`` side files a
 
 The recurring set (samples/recurring/: scheduled runs of three Airflow DAGs, with injected slowdowns listed in
 its manifest.json) runs all its apps in one more process, one SparkContext after another; see samples/README.md.
+The cluster set (samples/cluster/: runs of one Airflow task on a real Spark standalone cluster of eight one-core
+workers on 127.0.0.2-9, one of them slow, one stage slowed in some runs) starts that cluster, runs its apps from
+one more process, and stops every process it started.
 
 Options: ``--only NAME`` (repeatable) to regenerate some scenarios, ``--recurring`` to regenerate only the
-recurring set (the default is everything), ``--out DIR`` (default samples/).
+recurring set, ``--cluster`` only the cluster set (the default is everything), ``--out DIR`` (default samples/).
 The logs contain this machine's paths (working dir, Python install) as Spark logs them; nothing secret.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+import urllib.request
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -723,6 +730,353 @@ def generate_recurring(out_dir: Path) -> Path:
     return target
 
 
+# --- the cluster set: a real Spark standalone cluster, one slow host ---------------------------------------
+# A Master on 127.0.0.1 and eight one-core Workers, each bound to its own loopback address (Linux routes all of
+# 127/8 to lo), so every app has eight executors on eight "hosts". The Worker on SLOW_HOST_ADDRESS is started
+# with SLOW_HOST_ENV set; its executors, and their Python workers, inherit it, and every task that sees it works
+# twice as long: the slowness is a property of that host's processes, in every run. In a few runs one middle
+# stage is slowed for every task (a stage anomaly). Tasks mostly sleep, so eight executors overlap on 2 cores.
+
+CLUSTER_DIR = "cluster"
+CLUSTER_SEED = 20261123
+CLUSTER_MASTER_ADDRESS = "127.0.0.1"
+CLUSTER_HOSTS = tuple(f"127.0.0.{n}" for n in range(2, 10))
+SLOW_HOST_ADDRESS = "127.0.0.7"
+SLOW_HOST_ENV = "HINDSIGHT_SAMPLE_SLOW_HOST"
+SLOW_HOST_FACTOR = 2.0  # work per row on the slow host, relative to the others
+SLOW_STAGE = "slow_stage"  # the manifest's cause: every task of one middle stage works SLOW_STAGE_FACTOR as long
+SLOW_STAGE_FACTOR = 3.5  # of the work per row: the stage's tasks carry ~1 s of fixed cost, so it takes ~3x as long
+CLUSTER_EXECUTOR_MEMORY = "512m"
+CLUSTER_START_TIMEOUT_S = 180
+# Eight executor JVMs start per app on a 2-core machine: the C1 compiler only, a serial GC and one visible CPU
+# cut each JVM's start-up CPU several-fold (the tasks sleep; they need no optimizing JIT).
+CLUSTER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ActiveProcessorCount=1"
+
+# The DAG's one task, its stages in order: (partitions, seconds of work per row). Stage i of the app is entry i.
+# The middle stage carries most of the work so that, slowed ~3x, it adds about half of an app's usual run time
+# (executor and Python worker start-up, ~1 min per app on a busy 2-core machine, included): enough for the run
+# times' spread to pass stage localization's CV gate with 3 slowed runs of 12.
+CLUSTER_STAGES: dict[str, tuple[tuple[int, float], ...]] = {
+    "rollup_fleet": ((16, 1.6e-3), (40, 20e-3), (16, 1.6e-3)),
+}
+SLOWED_STAGE_ID = 1  # the middle stage
+CLUSTER_DAG = Dag(
+    "fleet_rollup",
+    tuple(CLUSTER_STAGES),
+    12,
+    datetime(2026, 10, 2, tzinfo=UTC),
+    timedelta(hours=1),
+    6_000,
+    {run: {"rollup_fleet": SLOW_STAGE} for run in (4, 8, 11)},
+)
+
+
+def cluster_plan() -> list[TaskRun]:
+    """Every app of the cluster set in order: run r's tasks in order, then run r + 1's. Rows drift up ~1 % a run
+    with +-5 % seeded noise; nothing fails."""
+    noise = random.Random(CLUSTER_SEED)
+    dag = CLUSTER_DAG
+    plan: list[TaskRun] = []
+    for run in range(1, dag.runs + 1):
+        rows = round(dag.base_rows * (1 + 0.01 * (run - 1)) * noise.uniform(0.95, 1.05))
+        causes = dag.injected.get(run, {})
+        plan.extend(TaskRun(dag, task, run, 1, causes.get(task), rows, Path("unused")) for task in dag.tasks)
+    return plan
+
+
+def cluster_conf(task_run: TaskRun, log_dir: Path, master_url: str) -> dict[str, str]:
+    """The recurring set's conf (Airflow context, zstd log) on the standalone cluster: one 1-core executor per
+    worker, and no task before every executor registered (so each app has all eight hosts from its first task)."""
+    return task_run.conf(log_dir) | {
+        "spark.master": master_url,
+        "spark.executor.cores": "1",
+        "spark.executor.memory": CLUSTER_EXECUTOR_MEMORY,
+        "spark.executor.extraJavaOptions": CLUSTER_JAVA_OPTIONS,
+        "spark.cores.max": str(len(CLUSTER_HOSTS)),
+        "spark.dynamicAllocation.enabled": "false",
+        "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+        "spark.scheduler.maxRegisteredResourcesWaitingTime": f"{CLUSTER_START_TIMEOUT_S}s",
+        "spark.task.maxFailures": "2",
+    }
+
+
+def _host_factor() -> float:
+    """How slow this process's host is: read in the Python worker, which inherits the Worker's environment."""
+    return SLOW_HOST_FACTOR if os.environ.get(SLOW_HOST_ENV) == "1" else 1.0
+
+
+def cluster_task(spark: Any, task_run: TaskRun) -> list[tuple[str | None, bool, int]]:
+    """The PySpark work of one cluster app: a chain of shuffles, each stage's tasks working (sleeping) per row.
+
+    Returns, per task of the last stage, (SPARK_LOCAL_IP seen by the Python worker, whether it saw the slow-host
+    variable, rows): the driver checks that the variable reached exactly the slow host's tasks.
+    """
+    sc = spark.sparkContext
+    stages = CLUSTER_STAGES[task_run.task]
+    slowed = SLOWED_STAGE_ID if task_run.cause == SLOW_STAGE else -1
+    seed = f"{CLUSTER_SEED}/{task_run.run}/{task_run.task}"
+    rows, first_parts = task_run.rows, stages[0][0]
+    sensors = 4800  # keys of the rows: spread evenly (with noise) over every later stage's partitions
+
+    def per_row_s(stage: int) -> float:
+        return stages[stage][1] * (SLOW_STAGE_FACTOR if stage == slowed else 1.0)
+
+    def generate(index: int, _ignored: Any) -> Any:
+        rng = random.Random(f"{seed}/{index}")
+        count = rows // first_parts + (index < rows % first_parts)
+        time.sleep(count * per_row_s(0) * _host_factor())
+        for _ in range(count):
+            yield rng.randrange(sensors), rng.random()
+
+    def work(stage: int, last: bool) -> Callable[[Any], Any]:
+        def partition(pairs: Any) -> Any:
+            kept = [(key, value) for key, value in pairs]
+            time.sleep(len(kept) * per_row_s(stage) * _host_factor())
+            if last:
+                yield os.environ.get("SPARK_LOCAL_IP"), os.environ.get(SLOW_HOST_ENV) == "1", len(kept)
+            else:
+                # Rekey so the next shuffle moves every row again.
+                yield from (((key * 7 + 3) % sensors, value * 0.5 + 0.1) for key, value in kept)
+
+        return partition
+
+    sc.setJobDescription(f"{task_run.task}: {len(stages)} stages over the fleet's metrics")
+    data = sc.parallelize(range(first_parts), first_parts).mapPartitionsWithIndex(generate)
+    for stage in range(1, len(stages)):
+        data = data.partitionBy(stages[stage][0]).mapPartitions(work(stage, stage == len(stages) - 1))
+    result: list[tuple[str | None, bool, int]] = data.collect()
+    return result
+
+
+def _executor_hosts(sc: Any) -> list[str]:
+    """Hosts of the registered executors (the driver, on the master's address, left out)."""
+    infos = sc._jsc.sc().statusTracker().getExecutorInfos()
+    return sorted(str(info.host()) for info in infos if str(info.host()) != CLUSTER_MASTER_ADDRESS)
+
+
+def run_cluster_in_this_process(scratch: Path, master_url: str) -> None:
+    """Run every app of the cluster set against the running cluster, one SparkContext after another."""
+    from pyspark.sql import SparkSession
+
+    records = []
+    for task_run in cluster_plan():
+        log_dir = scratch / "logs" / task_run.file_name
+        log_dir.mkdir(parents=True)
+        builder = SparkSession.builder
+        wanted = cluster_conf(task_run, log_dir, master_url)
+        for key, value in wanted.items():
+            builder = builder.config(key, value)
+        started = time.monotonic()
+        spark = builder.getOrCreate()
+        try:
+            sc = spark.sparkContext
+            sc.setLogLevel("ERROR")
+            app_id = sc.applicationId
+            got = {key: sc.getConf().get(key) for key in wanted}
+            # Spark prepends its own module flags to extraJavaOptions.
+            options = "spark.executor.extraJavaOptions"
+            if (got.pop(options) or "").endswith(wanted[options]):
+                got[options] = wanted[options]
+            if got != wanted:
+                raise RuntimeError(f"{task_run.file_name}: conf differs from the planned one: {got} != {wanted}")
+            while _executor_hosts(sc) != sorted(CLUSTER_HOSTS):
+                if time.monotonic() - started > CLUSTER_START_TIMEOUT_S:
+                    raise RuntimeError(f"{task_run.file_name}: executors on {_executor_hosts(sc)} only")
+                time.sleep(0.2)
+            seen = cluster_task(spark, task_run)
+        finally:
+            spark.stop()
+        wrong = sorted({(host, slow) for host, slow, _rows in seen if slow != (host == SLOW_HOST_ADDRESS)}, key=str)
+        if wrong or {host for host, _slow, _rows in seen} - set(CLUSTER_HOSTS):
+            raise RuntimeError(f"{task_run.file_name}: the slow-host variable reached the wrong tasks: {seen}")
+        written = [p for p in log_dir.iterdir() if p.name.startswith("app-") and not p.name.endswith(".crc")]
+        if len(written) != 1 or app_id not in written[0].name or written[0].name.endswith(".inprogress"):
+            raise RuntimeError(f"{task_run.file_name}: expected one finished log of {app_id}, found {written}")
+        records.append({"file": task_run.file_name, "log": str(written[0]), "app_id": app_id})
+        slow_tasks = sum(1 for _host, slow, _rows in seen if slow)
+        print(
+            f"{task_run.file_name}: {app_id} {time.monotonic() - started:.1f} s "
+            f"({slow_tasks} of {len(seen)} last-stage tasks on the slow host)",
+            file=sys.stderr,
+        )
+    (scratch / "records.json").write_text(json.dumps(records))
+
+
+def _free_port(address: str) -> int:
+    with socket.socket() as sock:
+        sock.bind((address, 0))
+        return int(sock.getsockname()[1])
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop a daemon we started and what it started (executors share its process group): TERM, then KILL."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)  # executors a killed Worker left behind
+
+
+def _alive_workers(master_ui: str) -> int:
+    try:
+        with urllib.request.urlopen(f"{master_ui}/json/", timeout=5) as response:
+            return int(json.load(response).get("aliveworkers", 0))
+    except (OSError, ValueError):
+        return 0
+
+
+@contextlib.contextmanager
+def standalone_cluster(scratch: Path) -> Iterator[str]:
+    """Start a Master and one Worker per CLUSTER_HOSTS address, wait until all registered, yield the master URL;
+    stop every process started, also on errors."""
+    import pyspark
+
+    home = Path(pyspark.__file__).resolve().parent
+    spark_class = str(home / "bin" / "spark-class")
+    processes: list[subprocess.Popen[bytes]] = []
+
+    def start(name: str, address: str, args: list[str], extra_env: dict[str, str]) -> None:
+        env = os.environ | {
+            "SPARK_HOME": str(home),
+            "SPARK_LOCAL_IP": address,
+            "SPARK_DAEMON_MEMORY": "256m",
+            "SPARK_DAEMON_JAVA_OPTS": CLUSTER_JAVA_OPTIONS,
+            "SPARK_LOCAL_DIRS": str(scratch / "local" / name),
+            "PYSPARK_PYTHON": sys.executable,
+        }
+        env.pop(SLOW_HOST_ENV, None)
+        with (scratch / f"{name}.log").open("wb") as out:
+            processes.append(
+                subprocess.Popen(
+                    [spark_class, *args],
+                    env=env | extra_env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    cwd=scratch,
+                    start_new_session=True,
+                )
+            )
+
+    master_port, master_ui_port = _free_port(CLUSTER_MASTER_ADDRESS), _free_port(CLUSTER_MASTER_ADDRESS)
+    master_url = f"spark://{CLUSTER_MASTER_ADDRESS}:{master_port}"
+    master_ui = f"http://{CLUSTER_MASTER_ADDRESS}:{master_ui_port}"
+    try:
+        start(
+            "master",
+            CLUSTER_MASTER_ADDRESS,
+            [
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                CLUSTER_MASTER_ADDRESS,
+                "--port",
+                str(master_port),
+                "--webui-port",
+                str(master_ui_port),
+            ],
+            {},
+        )
+        for number, address in enumerate(CLUSTER_HOSTS, start=1):
+            work_dir = scratch / "work" / f"worker{number}"
+            work_dir.mkdir(parents=True)
+            start(
+                f"worker{number}",
+                address,
+                [
+                    "org.apache.spark.deploy.worker.Worker",
+                    "--host",
+                    address,
+                    "--port",
+                    str(_free_port(address)),
+                    "--webui-port",
+                    str(_free_port(address)),
+                    "--cores",
+                    "1",
+                    "--memory",
+                    "1g",
+                    "--work-dir",
+                    str(work_dir),
+                    master_url,
+                ],
+                {SLOW_HOST_ENV: "1"} if address == SLOW_HOST_ADDRESS else {},
+            )
+        started = time.monotonic()
+        while _alive_workers(master_ui) < len(CLUSTER_HOSTS):
+            dead = [p.args for p in processes if p.poll() is not None]
+            if dead or time.monotonic() - started > CLUSTER_START_TIMEOUT_S:
+                raise RuntimeError(f"cluster did not start (exited: {dead}); logs in {scratch}")
+            time.sleep(0.5)
+        print(f"cluster: {master_url}, {len(CLUSTER_HOSTS)} workers in {time.monotonic() - started:.0f} s")
+        yield master_url
+    finally:
+        for process in reversed(processes):
+            _stop(process)
+
+
+def generate_cluster(out_dir: Path) -> Path:
+    """Start the standalone cluster, run the cluster set in one child process (the driver JVM), stop the cluster,
+    then move the logs and write manifest.json."""
+    target = out_dir / CLUSTER_DIR
+    plan = cluster_plan()
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="hindsight-cluster-") as scratch_name:
+        scratch = Path(scratch_name)
+        with standalone_cluster(scratch) as master_url:
+            env = os.environ | {"SPARK_LOCAL_IP": CLUSTER_MASTER_ADDRESS, "PYSPARK_PYTHON": sys.executable}
+            env.pop(SLOW_HOST_ENV, None)
+            driver = scratch / "driver"
+            driver.mkdir()
+            subprocess.run(
+                [sys.executable, __file__, "--run-cluster", str(driver), "--master", master_url], env=env, check=True
+            )
+        records = json.loads((driver / "records.json").read_text())
+        if [r["file"] for r in records] != [t.file_name for t in plan]:
+            raise RuntimeError("the cluster run did not write the planned apps")
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir(parents=True)
+        apps = []
+        for task_run, record in zip(plan, records, strict=True):
+            moved = target / record["file"]
+            shutil.move(record["log"], moved)
+            moved.chmod(0o644)
+            apps.append(_manifest_entry(task_run, record["file"], record["app_id"]))
+    dag = CLUSTER_DAG
+    manifest = {
+        "about": "Apps of samples/cluster (see samples/README.md); written by scripts/generate_samples.py --cluster",
+        "seed": CLUSTER_SEED,
+        "master": CLUSTER_MASTER_ADDRESS,
+        "hosts": list(CLUSTER_HOSTS),
+        "executor_memory": CLUSTER_EXECUTOR_MEMORY,
+        "slow_host": {"address": SLOW_HOST_ADDRESS, "factor": SLOW_HOST_FACTOR, "env": SLOW_HOST_ENV},
+        "slow_stage": {"task_id": "rollup_fleet", "stage_id": SLOWED_STAGE_ID, "factor": SLOW_STAGE_FACTOR},
+        "causes": [SLOW_STAGE],
+        "stages": {
+            task: [{"partitions": p, "seconds_per_row": s} for p, s in stages]
+            for task, stages in CLUSTER_STAGES.items()
+        },
+        "dags": [
+            {
+                "dag_id": dag.dag_id,
+                "tasks": list(dag.tasks),
+                "runs": dag.runs,
+                "injected": {str(run): causes for run, causes in sorted(dag.injected.items())},
+            }
+        ],
+        "apps": apps,
+    }
+    (target / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    size = sum(p.stat().st_size for p in target.iterdir())
+    print(
+        f"cluster: {len(apps)} apps in {target.relative_to(out_dir.parent)} {size / 1e6:.2f} MB "
+        f"{time.monotonic() - started:.0f} s"
+    )
+    return target
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=REPO / "samples")
@@ -730,7 +1084,10 @@ def main() -> None:
     parser.add_argument("--recurring", action="store_true", help="(re)generate the recurring set")
     parser.add_argument("--run-one", help=argparse.SUPPRESS)
     parser.add_argument("--log-dir", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--cluster", action="store_true", help="(re)generate the cluster set")
     parser.add_argument("--run-recurring", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--run-cluster", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--master", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run_one:
         run_in_this_process(args.run_one, args.log_dir)
@@ -738,13 +1095,18 @@ def main() -> None:
     if args.run_recurring:
         run_recurring_in_this_process(args.run_recurring)
         return
+    if args.run_cluster:
+        run_cluster_in_this_process(args.run_cluster, args.master)
+        return
     args.out.mkdir(parents=True, exist_ok=True)
-    everything = not args.only and not args.recurring
+    everything = not args.only and not args.recurring and not args.cluster
     for scenario in SCENARIOS:
         if everything or (args.only and scenario.name in args.only):
             generate(scenario, args.out)
     if everything or args.recurring:
         generate_recurring(args.out)
+    if everything or args.cluster:
+        generate_cluster(args.out)
 
 
 if __name__ == "__main__":

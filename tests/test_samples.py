@@ -3,7 +3,9 @@
 Each sample must be a real Spark log of the pinned version, parse into one complete app, and show the
 scenario it was written for, so demos and heuristic tests can rely on it. The recurring set (samples/recurring,
 scheduled Airflow DAG runs) must match its manifest: every app carries its DAG run's flow and job ids, and every
-run with an injected cause shows that cause.
+run with an injected cause shows that cause. The cluster set (samples/cluster, a real standalone cluster of eight
+one-core hosts, one of them slow) must show its slow host and its slowed stage to the issue-7 analyses: the
+straggler-host ranking, the executor anomaly ranking and stage anomaly localization.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+import pandas as pd  # type: ignore[import-untyped]
 import pytest
 import zstandard
 
@@ -95,10 +98,11 @@ def test_every_scenario_has_a_sample_that_starts_with_the_pinned_spark_version(n
 
 
 def test_samples_stay_small_enough_to_ship() -> None:
-    recurring = SAMPLES / "recurring"
+    recurring, cluster = SAMPLES / "recurring", SAMPLES / "cluster"
     files = [p for p in SAMPLES.rglob("*") if p.is_file()]
-    assert sum(p.stat().st_size for p in files if recurring not in p.parents) < 5_000_000
+    assert sum(p.stat().st_size for p in files if recurring not in p.parents and cluster not in p.parents) < 5_000_000
     assert sum(p.stat().st_size for p in files if recurring in p.parents) < 10_000_000
+    assert sum(p.stat().st_size for p in files if cluster in p.parents) < 3_000_000
 
 
 def test_only_the_spark4_default_layout_sample_is_rolling_and_compressed() -> None:
@@ -409,3 +413,225 @@ def test_a_retried_task_has_a_failed_first_try_and_a_good_second_in_the_same_dag
     assert one.flow_exec_id == two.flow_exec_id
     assert one.job_def_id == two.job_def_id
     assert one.job_exec_id != two.job_exec_id
+
+
+# --- the cluster set ------------------------------------------------------------------------------------
+
+CLUSTER = SAMPLES / GENERATOR.CLUSTER_DIR
+
+
+@pytest.fixture(scope="module")
+def cluster_manifest() -> dict[str, Any]:
+    path = CLUSTER / "manifest.json"
+    assert path.exists(), f"{path} missing: run scripts/generate_samples.py --cluster"
+    loaded: dict[str, Any] = json.loads(path.read_text())
+    return loaded
+
+
+@pytest.fixture(scope="module")
+def cluster(cluster_manifest: dict[str, Any]) -> dict[str, SparkApp]:
+    """Every cluster app read once, by file name."""
+    spark_eventlog = pytest.importorskip("fetchers.spark_eventlog")
+    apps = {}
+    for entry in cluster_manifest["apps"]:
+        outcomes = list(spark_eventlog.read_apps(CLUSTER / entry["file"]))
+        assert len(outcomes) == 1, [o.error for o in outcomes]
+        app = outcomes[0].app
+        assert app is not None, outcomes[0].error
+        apps[entry["file"]] = app
+    return apps
+
+
+def _executor_hosts(app: SparkApp) -> dict[str, str]:
+    return {executor.executor_id: executor.host for executor in app.task_executors()}
+
+
+def test_the_cluster_manifest_lists_every_log_and_each_is_one_zstd_file_of_the_pinned_spark(
+    cluster_manifest: dict[str, Any],
+) -> None:
+    files = [entry["file"] for entry in cluster_manifest["apps"]]
+    assert sorted(files) == sorted(p.name for p in CLUSTER.iterdir() if p.name != "manifest.json")
+    for name in files:
+        assert name.endswith(".zstd")
+        first = next(read_events(CLUSTER / name))
+        assert first == {"Event": "SparkListenerLogStart", "Spark Version": _pinned_spark_version()}
+
+
+def test_the_cluster_manifest_follows_the_generators_seeded_plan(cluster_manifest: dict[str, Any]) -> None:
+    plan = GENERATOR.cluster_plan()
+    assert [(e["file"], e["landing_rows"], e["cause"]) for e in cluster_manifest["apps"]] == [
+        (t.file_name, t.rows, t.cause) for t in plan
+    ]
+    assert cluster_manifest["hosts"] == list(GENERATOR.CLUSTER_HOSTS)
+    assert cluster_manifest["slow_host"]["address"] in cluster_manifest["hosts"]
+    slowed = sorted(e["run"] for e in cluster_manifest["apps"] if e["cause"] == GENERATOR.SLOW_STAGE)
+    assert 2 <= len(slowed) < len(cluster_manifest["apps"]) / 3  # a minority of the runs
+
+
+def test_every_cluster_app_ran_on_the_standalone_cluster_with_one_executor_on_each_worker_host(
+    cluster_manifest: dict[str, Any], cluster: dict[str, SparkApp]
+) -> None:
+    for entry in cluster_manifest["apps"]:
+        app = cluster[entry["file"]]
+        assert app.app_id == entry["app_id"]
+        assert str(app.status) == "SUCCEEDED"
+        assert not app.partial
+        assert app.stats.malformed_lines == 0
+        assert app.master.startswith("spark://")
+        assert not app.is_local
+        hosts = _executor_hosts(app)
+        assert len(hosts) >= 8
+        assert sorted(hosts.values()) == sorted(cluster_manifest["hosts"])  # one executor per host, all distinct
+
+
+def test_every_cluster_app_analyzes_with_its_airflow_ids_and_template(
+    cluster_manifest: dict[str, Any], cluster: dict[str, SparkApp]
+) -> None:
+    suite = heuristics.load_suite()
+    for entry in cluster_manifest["apps"]:
+        report = analyze(cluster[entry["file"]], suite)
+        assert report.status == "SUCCEEDED"
+        assert (report.job.flow_def_id, report.job.flow_exec_id, report.job.job_def_id, report.job.job_exec_id) == (
+            entry["flow_def_id"],
+            entry["flow_exec_id"],
+            entry["job_def_id"],
+            entry["job_exec_id"],
+        )
+        assert report.job.template == f"spark:airflow:{entry['dag_id']}/{entry['task_id']}"
+
+
+def test_every_host_runs_well_over_thirty_tasks_over_the_set(
+    cluster_manifest: dict[str, Any], cluster: dict[str, SparkApp]
+) -> None:
+    per_host: dict[str, int] = {}
+    for app in cluster.values():
+        for tasks in all_tasks(app):
+            for host in np.asarray(app.hosts, dtype=object)[tasks.host[tasks.succeeded]]:
+                per_host[host] = per_host.get(host, 0) + 1
+    assert sorted(per_host) == sorted(cluster_manifest["hosts"])
+    assert min(per_host.values()) >= 60
+
+
+def test_tasks_on_the_slow_host_take_far_longer_than_their_siblings_elsewhere(
+    cluster_manifest: dict[str, Any], cluster: dict[str, SparkApp]
+) -> None:
+    slow = cluster_manifest["slow_host"]["address"]
+    ratios = []
+    for app in cluster.values():
+        for tasks in all_tasks(app):
+            on_slow = np.asarray(app.hosts, dtype=object)[tasks.host] == slow
+            if on_slow.any() and (~on_slow).any():
+                ratios.append(float(np.median(tasks.duration_ms[on_slow]) / np.median(tasks.duration_ms[~on_slow])))
+    assert len(ratios) >= 2 * len(cluster)
+    assert np.median(ratios) > 1.4
+    assert np.mean(np.asarray(ratios) > 1.0) > 0.9
+
+
+def test_the_straggler_ranking_puts_the_slow_host_at_level_zero_as_the_only_straggler(
+    cluster_manifest: dict[str, Any], cluster: dict[str, SparkApp]
+) -> None:
+    from analyzer.stragglers import RankingConfig, rank_hosts, task_frame_from_app, with_zscores
+
+    frame = pd.concat([with_zscores(task_frame_from_app(app)) for app in cluster.values()], ignore_index=True)
+    snapshot = rank_hosts(frame, RankingConfig(window_ms=None))
+
+    hosts = snapshot.hosts.set_index("host")
+    slow = cluster_manifest["slow_host"]["address"]
+    assert snapshot.n_hosts_ranked == len(cluster_manifest["hosts"])
+    assert hosts.loc[slow, "level"] == 0
+    assert list(snapshot.stragglers["host"]) == [slow]
+    assert hosts["mean"].idxmax() == slow
+
+
+def _executor_rankings(cluster_manifest: dict[str, Any], cluster: dict[str, SparkApp]) -> list[tuple[Any, Any]]:
+    """Per app: its ranking over its peers, and over the other runs of its task as the reference."""
+    from analyzer.anomaly.executors import executor_features, rank_executors
+
+    features = {entry["file"]: executor_features(cluster[entry["file"]]) for entry in cluster_manifest["apps"]}
+    rankings = []
+    for entry in cluster_manifest["apps"]:
+        others = [
+            features[other["file"]].assign(run=other["run"])
+            for other in cluster_manifest["apps"]
+            if other["task_id"] == entry["task_id"] and other["file"] != entry["file"]
+        ]
+        rankings.append(
+            (
+                rank_executors(features[entry["file"]]),
+                rank_executors(features[entry["file"]], reference=pd.concat(others, ignore_index=True)),
+            )
+        )
+    return rankings
+
+
+def test_the_executor_ranking_puts_the_slow_hosts_executor_first_in_most_runs(
+    cluster_manifest: dict[str, Any], cluster: dict[str, SparkApp]
+) -> None:
+    slow = cluster_manifest["slow_host"]["address"]
+    rankings = _executor_rankings(cluster_manifest, cluster)
+    peers_first = [peers.executors[0].host == slow for peers, _reference in rankings]
+    reference_first = [reference.executors[0].host == slow for _peers, reference in rankings]
+    assert all(reference.model == "reference" for _peers, reference in rankings)
+    assert np.mean(peers_first) >= 0.75
+    assert np.mean(reference_first) >= 0.75
+    # It stands out in how long its tasks ran: executor run time per task, far above its peers'.
+    run_time = [
+        next(f for f in executor.features if f.feature == "run_time_ms")
+        for peers, _reference in rankings
+        for executor in peers.executors
+        if executor.host == slow
+    ]
+    assert len(run_time) == len(rankings)
+    assert np.mean([f.direction == "high" and f.z >= 2 for f in run_time]) >= 0.75
+
+
+def _stage_runs(cluster_manifest: dict[str, Any], cluster: dict[str, SparkApp]) -> pd.DataFrame:
+    """The runs x stages frame stage localization reads: stage durations, and the app's run time as run_time."""
+    rows = []
+    for entry in cluster_manifest["apps"]:
+        app = cluster[entry["file"]]
+        row: dict[str, Any] = {
+            "template": entry["job_def_id"],
+            "signature": "one DAG",
+            "run_id": str(entry["run"]),
+            "run_time": float(app.duration_ms or 0),
+        }
+        for stage in app.latest_stage_attempts():
+            row[str(stage.stage_id)] = float(stage.duration_ms or 0)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def test_stage_localization_ranks_the_slowed_stage_first_with_exactly_the_slowed_runs(
+    cluster_manifest: dict[str, Any], cluster: dict[str, SparkApp]
+) -> None:
+    from analyzer.anomaly.stages import localize
+
+    result = localize(_stage_runs(cluster_manifest, cluster))
+
+    slowed = cluster_manifest["slow_stage"]
+    template = f"{cluster_manifest['dags'][0]['dag_id']}/{slowed['task_id']}"
+    expected_runs = sorted(str(e["run"]) for e in cluster_manifest["apps"] if e["cause"] == GENERATOR.SLOW_STAGE)
+    (category,) = [c for c in result.categories if c.template == template]
+    assert category.analysed, category.reason
+    top = category.stages[0]
+    assert top.anomalous
+    assert top.stage == str(slowed["stage_id"])
+    assert sorted(top.outlier_runs) == expected_runs
+    assert min(top.slowdown) > 2
+    # Real load on the generating machine can make another stage of a run marginally slow: never as slow, never
+    # with as much evidence, and never in the slowed runs.
+    for other in category.stages[1:]:
+        if other.anomalous:
+            assert other.evidence < top.evidence
+            assert max(other.slowdown) < min(top.slowdown)
+            assert not set(other.outlier_runs) & set(expected_runs)
+
+
+def test_the_demos_scan_of_samples_finds_every_cluster_app_and_passes_over_the_manifest(
+    cluster_manifest: dict[str, Any],
+) -> None:
+    layout = pytest.importorskip("fetchers.eventlog.layout")
+    logs, errors = layout.find_event_logs(SAMPLES)  # what scripts/demo.sh's event-log-dir source lists
+    assert {CLUSTER / entry["file"] for entry in cluster_manifest["apps"]} <= {log.path for log in logs}
+    assert not [error for error in errors if "cluster" in error]

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from webui import views
+from webui import host_views, views
 
 app_name = "webui"
 urlpatterns = [
@@ -14,6 +14,8 @@ urlpatterns = [
     path("users/", views.user_page, name="user"),
     path("sources/", views.sources, name="sources"),
     path("attribution/", views.attribution_versions, name="attribution_versions"),
+    # A host name is data: the detail is ?host= on the same page.
+    path("hosts/", host_views.hosts, name="hosts"),
     path("help/", views.help_index, name="help_index"),
     path("help/<str:code>/", views.help_heuristic, name="help_heuristic"),
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import timedelta
 from functools import cached_property
+from typing import Any
 
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
@@ -15,7 +16,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
-from analyzer import ops, selectors
+from analyzer import ops, selectors, stage_localization
+from analyzer.executor_anomaly import executor_anomaly_panel
 from analyzer.models import AnalyzedApp
 from webui import help as help_content
 from webui.api.pagination import COUNT_CAP
@@ -99,6 +101,9 @@ def app_report(request: HttpRequest, pk: int) -> HttpResponse:
         "timeline": selectors.executor_timeline(report),
         "attribution": attribution,
         "attribution_chart": selectors.attribution_chart(attribution),
+        "executor_anomaly": executor_anomaly_panel(
+            report.app, executor=request.GET.get("executor", ""), feature=request.GET.get("feature", "")
+        ),
     }
     return render(request, "webui/app_report.html", context)
 
@@ -188,8 +193,27 @@ def history(request: HttpRequest) -> HttpResponse:
         "latest_first": points[::-1],
         "strip": strip,
         "chart_data": selectors.history_chart_data(points),
+        "stage_anomalies": _stage_anomalies(by, data[by], cluster) if points else None,
     }
     return render(request, "webui/history.html", context)
+
+
+def _stage_anomalies(by: str, value: str, cluster: str) -> dict[str, Any]:
+    """The history's "Which stage was the outlier?" section: the stored localization of each template of the runs
+    (a flow's: one line per job's template), and the templates not computed yet with their successful runs."""
+    templates = stage_localization.templates_for_history(by, value, cluster)
+    views = stage_localization.localization_views(templates=templates, cluster=cluster)
+    computed = {view["template"] for view in views}
+    missing = [t for t in templates if t not in computed]
+    counts = stage_localization.qualifying_run_counts(templates=missing, cluster=cluster) if missing else {}
+    config = stage_localization.localization_settings()
+    return {
+        "views": views,
+        "missing": [{"template": t, "runs": counts.get(t, 0)} for t in missing],
+        "min_runs": config.min_runs,
+        "alpha": config.alpha,
+        "compact": by == "flow_def_id",
+    }
 
 
 @require_safe

@@ -37,6 +37,7 @@ reported too: a mean over ~14 features dilutes a one-feature anomaly (pitfall 5)
 
 from __future__ import annotations
 
+import warnings as python_warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -226,6 +227,21 @@ def rank_executors(
     explain_z: float = DEFAULT_EXPLAIN_Z,
 ) -> ExecutorRanking:
     """Rank the executors of one app, most anomalous first (see the module docstring for the model)."""
+    with python_warnings.catch_warnings():
+        # numpy's "mean of empty slice" for a feature no executor measured (NaN column): it is excluded anyway.
+        python_warnings.simplefilter("ignore", RuntimeWarning)
+        return _rank_executors(frame, reference, min_executors, min_features, rel_floor, per_task, explain_z)
+
+
+def _rank_executors(
+    frame: pd.DataFrame,
+    reference: pd.DataFrame | None,
+    min_executors: int,
+    min_features: int,
+    rel_floor: float,
+    per_task: bool,
+    explain_z: float,
+) -> ExecutorRanking:
     params: dict[str, float | int] = {
         "min_executors": min_executors,
         "min_features": min_features,
@@ -373,3 +389,141 @@ def rank_executors(
         warnings,
         params,
     )
+
+
+# --- What the product stores at analysis time (analyzer.pipeline): the feature rows and a per-task sample -------
+
+# Features with a per-task meaning, and the task column each one sums (or maxes): the panel's time series.
+SERIES_COLUMNS: dict[str, str] = {
+    "task_time_ms": "duration_ms",
+    "run_time_ms": "executor_run_time_ms",
+    "cpu_time_ms": "executor_cpu_time_ms",
+    "gc_time_ms": "jvm_gc_time_ms",
+    "deserialize_ms": "executor_deserialize_ms",
+    "input_bytes": "input_bytes",
+    "shuffle_read_bytes": "shuffle_read_bytes",
+    "shuffle_write_bytes": "shuffle_write_bytes",
+    "fetch_wait_ms": "shuffle_fetch_wait_ms",
+    "memory_spilled_bytes": "memory_bytes_spilled",
+    "disk_spilled_bytes": "disk_bytes_spilled",
+    "peak_execution_memory": "peak_execution_memory",
+}
+# About 2,000 tasks draw readably as points and keep the series under ~250 KB of JSON (17 columns at most; a
+# feature that is 0 for every sampled task is not stored); every executor keeps its share (stratified_sample).
+DEFAULT_SERIES_MAX_TASKS = 2000
+DEFAULT_SERIES_SEED = 7
+
+
+def feature_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The feature frame as JSON-ready rows (NaN -> None): what is stored and used as another run's reference."""
+    rows: list[dict[str, Any]] = []
+    for record in frame.to_dict(orient="records"):
+        row: dict[str, Any] = {}
+        for key, value in record.items():
+            if isinstance(value, float | np.floating):
+                row[str(key)] = float(value) if np.isfinite(value) else None
+            else:
+                row[str(key)] = None if value is None else str(value) if key in ("executor_id", "host") else value
+        rows.append(row)
+    return rows
+
+
+def features_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Stored feature rows back as the frame ``rank_executors`` reads (None -> NaN, missing features -> NaN)."""
+    frame = pd.DataFrame(list(rows))
+    for name in ("executor_id", "host"):
+        frame[name] = frame[name].fillna("").astype(str) if name in frame.columns else ""
+    for f in FEATURES:
+        frame[f.name] = pd.to_numeric(frame[f.name], errors="coerce") if f.name in frame.columns else np.nan
+    carried = [c for c in ("is_driver", "run") if c in frame.columns]
+    extra = [c for c in frame.columns if c not in RESERVED and c not in FEATURE_BY_NAME]
+    return frame[["executor_id", "host", *carried, *(f.name for f in FEATURES), *extra]].astype(
+        {f.name: np.float64 for f in FEATURES}
+    )
+
+
+def stratified_sample(groups: npt.NDArray[np.int64], max_rows: int, rng: np.random.Generator) -> npt.NDArray[np.int64]:
+    """Sorted row indices of a seeded sample of at most ``max_rows`` rows (more only when there are more groups
+    than ``max_rows``): every group keeps min(its rows, max(1, max_rows // groups)) rows, the room left is filled
+    uniformly from the other rows."""
+    n = len(groups)
+    if n <= max_rows:
+        return np.arange(n, dtype=np.int64)
+    quota = max(1, max_rows // max(1, np.unique(groups).size))
+    order = rng.permutation(n)
+    shuffled = groups[order]
+    by_group = np.argsort(shuffled, kind="stable")
+    sorted_groups = shuffled[by_group]
+    rank = np.empty(n, dtype=np.int64)  # each shuffled row's place within its group
+    rank[by_group] = np.arange(n) - np.searchsorted(sorted_groups, sorted_groups, side="left")
+    kept = order[rank < quota]
+    room = max(0, max_rows - kept.size)
+    return np.sort(np.concatenate([kept, order[rank >= quota][:room]])).astype(np.int64)
+
+
+def task_series(
+    app: SparkApp, max_tasks: int = DEFAULT_SERIES_MAX_TASKS, seed: int = DEFAULT_SERIES_SEED
+) -> dict[str, Any]:
+    """A seeded, executor-stratified sample of the app's task ends with each per-task feature value, in columns.
+
+    Every task end but RESUBMITTED (which carries no metrics) on an executor other than the driver, as
+    :func:`executor_features` counts them. Times are milliseconds since the app started (the first launch when the
+    start is unknown); values are whole numbers (milliseconds, bytes). ``executor`` indexes ``executors``; a
+    feature that is 0 for every sampled task is listed in ``zero_features`` instead of stored as a column of zeros.
+    """
+    driver = app.executor_ids.index("driver") if "driver" in app.executor_ids else -1
+    stages = [stage for stage in app.stages.values() if len(stage.tasks)]
+    # Only the sampled tasks' metrics are gathered: a million-task app keeps a few index arrays, not 12 columns.
+    parts: dict[str, list[npt.NDArray[Any]]] = {k: [] for k in ("launch", "finish", "executor", "where", "row")}
+    for position, stage in enumerate(stages):
+        t = stage.tasks
+        row = np.flatnonzero((t.status != TaskStatus.RESUBMITTED) & (t.executor != driver))
+        parts["launch"].append(t.launch_ms[row])
+        parts["finish"].append(t.finish_ms[row])
+        parts["executor"].append(t.executor[row])
+        parts["where"].append(np.full(row.size, position, dtype=np.int64))
+        parts["row"].append(row)
+    cols = {k: np.concatenate(v).astype(np.int64) for k, v in parts.items() if v}
+    if not cols or not cols["row"].size:
+        return {"n_tasks": 0, "n_sampled": 0, "max_tasks": max_tasks, "seed": seed, "executors": []}
+    launch, finish, executor = cols["launch"], cols["finish"], cols["executor"]
+    origin = int(app.start_ms) if app.start_ms is not None else int(launch.min())
+    rows = stratified_sample(executor, max_tasks, np.random.default_rng(seed))
+    rows = rows[np.lexsort((executor[rows], finish[rows]))]  # by time, then executor
+    where, row = cols["where"][rows], cols["row"][rows]
+    present, index = np.unique(executor[rows], return_inverse=True)
+
+    def gather(column: str, dtype: type = np.float64) -> npt.NDArray[Any]:
+        out: npt.NDArray[Any] = np.zeros(rows.size, dtype=dtype)
+        for position in np.unique(where):
+            hit = where == position
+            out[hit] = np.asarray(getattr(stages[position].tasks, column), dtype=dtype)[row[hit]]
+        return out
+
+    series: dict[str, Any] = {
+        "n_tasks": int(launch.size),
+        "n_sampled": int(rows.size),
+        "max_tasks": max_tasks,
+        "seed": seed,
+        "origin_ms": origin,
+        "executors": [app.executor_ids[i] for i in present],
+        "executor": index.astype(int).tolist(),
+        "launch_ms": (launch[rows] - origin).tolist(),
+        "finish_ms": (finish[rows] - origin).tolist(),
+        "stage": [int(stages[position].stage_id) for position in where],
+        "failed": (gather("status", np.int64) == TaskStatus.FAILED).astype(int).tolist(),
+        "features": {},
+        "zero_features": [],
+    }
+    for name, column in SERIES_COLUMNS.items():
+        values = np.rint(np.nan_to_num(gather(column), nan=0.0, posinf=0.0, neginf=0.0))
+        if np.any(values != 0):
+            series["features"][name] = values.astype(np.int64).tolist()
+        else:
+            series["zero_features"].append(name)
+    return series
+
+
+def analysis_input(app: SparkApp, max_tasks: int = DEFAULT_SERIES_MAX_TASKS) -> dict[str, Any]:
+    """What an app's analysis keeps for its executor ranking at storage: feature rows and the task series."""
+    return {"features": feature_rows(executor_features(app)), "series": task_series(app, max_tasks)}

@@ -11,8 +11,11 @@ ranking; level-0 hosts significantly slower than the fleet are the stragglers.
 
 from analyzer.stragglers.fit import FAMILIES, fit_full
 from analyzer.stragglers.frame import (
+    HOST_SAMPLE_MAX,
     REQUIRED_COLUMNS,
+    HostTasks,
     TaskFrameError,
+    host_task_samples,
     sibling_zscores,
     task_frame_from_app,
     task_frame_from_arrays,
@@ -24,12 +27,15 @@ from analyzer.stragglers.rank import HOST_COLUMNS, INTERVALS, RankingConfig, Str
 __all__ = [
     "FAMILIES",
     "HOST_COLUMNS",
+    "HOST_SAMPLE_MAX",
     "INTERVALS",
     "REQUIRED_COLUMNS",
+    "HostTasks",
     "RankingConfig",
     "StragglerSnapshot",
     "TaskFrameError",
     "fit_full",
+    "host_task_samples",
     "levels",
     "levels_reference",
     "rank_hosts",

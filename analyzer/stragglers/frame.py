@@ -17,7 +17,9 @@ Extra columns are carried and ignored.
 
 Because sibling groups never span apps, z-scores can be computed once per app when it is analyzed
 (``with_zscores``) and kept as (host, z, finish_ms): a frame with a ``z`` column skips the normalization, so
-a periodic ranking only concatenates the stored per-app frames of its window.
+a periodic ranking only concatenates the stored per-app frames of its window. ``host_task_samples`` is that
+per-app record in the product: per host, the count and summed duration of its tasks and a bounded, seeded
+sample of their z-scores.
 """
 
 from __future__ import annotations
@@ -180,3 +182,93 @@ def with_zscores(tasks: pd.DataFrame, min_group_tasks: int = 5) -> pd.DataFrame:
     return pd.DataFrame(
         {"host": tasks["host"].to_numpy()[keep], "z": zs.z[keep], "finish_ms": tasks["finish_ms"].to_numpy()[keep]}
     )
+
+
+# Per app and host, at most this many z-scores are kept (a seeded sample beyond it): 1 KiB of float32 per row,
+# while a host's mean over many apps stays unbiased (each app's sample is uniform over the host's tasks there).
+HOST_SAMPLE_MAX: Final = 256
+
+
+@dataclass(frozen=True, slots=True)
+class HostTasks:
+    """One app's tasks on one host as the periodic ranking reads them (what ``AppHostTasks`` stores).
+
+    ``n_tasks`` and ``task_ms`` count every task of the host with a z-score; ``z`` holds at most
+    ``HOST_SAMPLE_MAX`` of their z-scores as little-endian float32 bytes (``zscores()`` reads them back).
+    """
+
+    host: str
+    n_tasks: int
+    task_ms: int
+    z: bytes
+
+    def zscores(self) -> npt.NDArray[np.float32]:
+        return np.frombuffer(self.z, dtype="<f4")
+
+
+def _sibling_groups(app: SparkApp | MapReduceApp) -> list[tuple[IntArray, FloatArray]]:
+    """(host index into ``app.hosts``, duration) of the kept tasks of each sibling group, as ``task_frame_from_app``
+    keeps them; no strings, so an app of a million tasks takes a fraction of a second."""
+    groups: list[tuple[IntArray, FloatArray]] = []
+    columns: list[TaskColumns | MRTaskColumns]
+    if isinstance(app, MapReduceApp):
+        columns = [phase.tasks for phase in app.phases]
+    elif not app.is_local:
+        columns = [stage.tasks for _key, stage in sorted(app.stages.items())]
+    else:
+        columns = []
+    for cols in columns:
+        keep = cols.succeeded & (cols.host >= 0) & (cols.finish_ms > 0)
+        if keep.any():
+            groups.append((cols.host[keep].astype(np.int64), cols.duration_ms[keep].astype(np.float64)))
+    return groups
+
+
+def host_task_samples(
+    app: SparkApp | MapReduceApp, max_samples: int = HOST_SAMPLE_MAX, min_group_tasks: int = 5, seed: int = 0
+) -> tuple[HostTasks, ...]:
+    """Per host of one analyzed app: tasks with a z-score among their siblings, their summed duration and a
+    seeded sample of at most ``max_samples`` z-scores; hosts ordered by name. The tasks and groups are
+    ``task_frame_from_app``'s, the z-scores ``sibling_zscores``'. Local-mode apps, and apps whose every sibling
+    group is too small or constant, give nothing.
+
+    The sample is drawn without replacement by a generator seeded with ``seed``, so analyzing the same app
+    again stores the same values.
+    """
+    if max_samples < 1:
+        raise ValueError("max_samples must be at least 1")
+    host_parts: list[IntArray] = []
+    z_parts: list[FloatArray] = []
+    duration_parts: list[FloatArray] = []
+    for host, duration in _sibling_groups(app):
+        z = sibling_zscores(np.zeros(duration.shape[0], dtype=np.int64), duration, min_group_tasks).z
+        ok = np.isfinite(z)
+        if ok.any():
+            host_parts.append(host[ok])
+            z_parts.append(z[ok])
+            duration_parts.append(duration[ok])
+    if not z_parts:
+        return ()
+    host_idx = np.concatenate(host_parts)
+    z_all = np.concatenate(z_parts)
+    n_hosts = max(len(app.hosts), int(host_idx.max()) + 1)
+    labels = [str(app.hosts[i]) if i < len(app.hosts) else str(i) for i in range(n_hosts)]
+    order = np.argsort(host_idx, kind="stable")
+    counts = np.bincount(host_idx, minlength=n_hosts)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    totals = np.bincount(host_idx, weights=np.concatenate(duration_parts), minlength=n_hosts)
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in sorted(np.flatnonzero(counts).tolist(), key=labels.__getitem__):
+        rows = order[starts[i] : starts[i] + counts[i]]
+        if rows.shape[0] > max_samples:
+            rows = np.sort(rng.choice(rows, max_samples, replace=False))
+        out.append(
+            HostTasks(
+                host=labels[i],
+                n_tasks=int(counts[i]),
+                task_ms=round(float(totals[i])),
+                z=z_all[rows].astype("<f4").tobytes(),
+            )
+        )
+    return tuple(out)

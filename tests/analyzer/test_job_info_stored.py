@@ -72,7 +72,7 @@ def test_the_analyze_command_prints_the_job_fields_for_every_app(refdata: Path) 
     for record in records:
         assert record["app_type"] == "SPARK"
         assert record["job_type"] in {"Spark", "PySpark"}
-        if Path(record["source"]).parent.name == "recurring":  # samples/recurring: scheduled Airflow DAG runs
+        if Path(record["source"]).parent.name in ("recurring", "cluster"):  # scheduled Airflow DAG runs
             assert record["flow"]["scheduler"] == "airflow"
             assert record["template"] == f"spark:airflow:{record['flow']['job_def_id']}"
         else:

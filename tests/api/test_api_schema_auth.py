@@ -57,6 +57,8 @@ def _sample_values(app: AnalyzedApp) -> dict[str, str]:
         "flow_exec_id": run,
         "a": run,
         "b": run,
+        "host": "node-1",
+        "template": app.template or "t",
     }
 
 
@@ -93,7 +95,7 @@ def test_every_endpoint_in_the_schema_answers_only_documented_codes(api: APIClie
                 assert response.status_code in documented, (path, query, response.status_code, response.content)
                 assert response["Content-Type"].startswith("application/json")
                 called += 1
-    assert called == 3 * 9 + 2 * 2
+    assert called == 3 * 13 + 2 * 2  # every GET and POST of the schema was called
 
 
 def test_the_docs_page_loads_swagger_ui_from_this_server_not_a_cdn(api: APIClient) -> None:

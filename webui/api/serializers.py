@@ -17,6 +17,7 @@ from rest_framework.fields import SkipField
 from rest_framework.relations import PKOnlyObject, RelatedField
 
 from analyzer import selectors
+from analyzer.executor_anomaly import api_summary as executor_anomaly_summary
 from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicDetail, HeuristicResult, Severity, StageSummary
 
 SEVERITY_NAMES = [level.name for level in Severity]
@@ -384,6 +385,11 @@ class AppDetailSerializer(AppSummarySerializer):
     attribution = serializers.SerializerMethodField(
         help_text="Why this run was slower than usual; available false with the reason when there is no answer."
     )
+    executor_anomaly = serializers.SerializerMethodField(
+        help_text="Which executor is odd, in short: model, top_executor, host, worst_feature, worst_z (the whole "
+        "answer is at apps/<id>/executor-anomalies); null for MapReduce jobs and apps analyzed before the ranking "
+        "existed."
+    )
 
     class Meta(AppSummarySerializer.Meta):
         fields = [
@@ -401,6 +407,7 @@ class AppDetailSerializer(AppSummarySerializer):
             "executors",
             "attempts",
             "attribution",
+            "executor_anomaly",
         ]
         read_only_fields = fields
 
@@ -427,6 +434,10 @@ class AppDetailSerializer(AppSummarySerializer):
     @extend_schema_field(AttributionSerializer)
     def get_attribution(self, app: AnalyzedApp) -> dict[str, Any]:
         return dict(AttributionSerializer(selectors.app_attribution(app), context=self.context).data)
+
+    @extend_schema_field(serializers.JSONField(allow_null=True))
+    def get_executor_anomaly(self, app: AnalyzedApp) -> dict[str, Any] | None:
+        return executor_anomaly_summary(app)
 
 
 class LevelsSerializer(serializers.Serializer[Any]):

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from webui.api import views
+from webui.api import executor_anomaly, hosts, stage_anomalies, views
 
 app_name = "api"
 urlpatterns = [
@@ -8,6 +8,11 @@ urlpatterns = [
     # path: an app id is data and may hold any character, a slash included.
     # Before the detail, whose path would take "<app id>/attribution" for an app id.
     re_path(r"^apps/(?P<app_id>.+)/attribution$", views.AppAttributionView.as_view(), name="app_attribution"),
+    re_path(
+        r"^apps/(?P<app_id>.+)/executor-anomalies$",
+        executor_anomaly.AppExecutorAnomalyView.as_view(),
+        name="app_executor_anomalies",
+    ),
     path("apps/<path:app_id>", views.AppDetailView.as_view(), name="app_detail"),
     path("heuristics", views.HeuristicCatalogView.as_view(), name="heuristics"),
     path("clusters", views.ClusterListView.as_view(), name="clusters"),
@@ -17,5 +22,9 @@ urlpatterns = [
     path("flow-executions", views.FlowExecutionView.as_view(), name="flow_execution"),
     path("history", views.HistoryView.as_view(), name="history"),
     path("compare", views.CompareView.as_view(), name="compare"),
+    path("stage-anomalies", stage_anomalies.StageAnomaliesView.as_view(), name="stage_anomalies"),
+    path("hosts", hosts.HostsView.as_view(), name="hosts"),
+    # A host name is data and may hold any character.
+    re_path(r"^hosts/(?P<host>.+)$", hosts.HostDetailView.as_view(), name="host_detail"),
     re_path(r"^(?P<rest>.*)$", views.unknown_endpoint),
 ]

@@ -27,6 +27,12 @@ from webui.api import serializers as api
 from webui.api.errors import ErrorSerializer, error_body
 from webui.api.filters import AppFilter
 from webui.api.pagination import CappedLimitOffsetPagination
+from webui.api.stage_anomalies import (
+    STAGE_ANOMALIES_PARAMETER,
+    HistoryWithStageAnomaliesSerializer,
+    history_stage_anomalies,
+    wants_stage_anomalies,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +75,7 @@ def _app_not_found(request: Request, app_id: str) -> exceptions.NotFound:
     return exceptions.NotFound(f"No analyzed app {app_id[:300]!r}{chosen[:300]}. It may not be analyzed yet.")
 
 
-def _app_rows(request: Request, app_id: str) -> tuple[list[AnalyzedApp], bool]:
+def app_rows(request: Request, app_id: str) -> tuple[list[AnalyzedApp], bool]:
     """The stored rows of ``app_id`` as ``attempt=`` and ``cluster=`` narrow them (the first is the one shown),
     and whether they were narrowed; 404 when there is none."""
     attempt, cluster = _app_choice(request)
@@ -95,7 +101,7 @@ class AppDetailView(APIView):
         responses={**COMMON, 200: api.AppDetailSerializer, 404: NOT_FOUND},
     )
     def get(self, request: Request, app_id: str) -> Response:
-        rows, narrowed = _app_rows(request, app_id)
+        rows, narrowed = app_rows(request, app_id)
         report = selectors.app_report(pk=rows[0].pk)
         if report is None:  # deleted since it was listed
             raise _app_not_found(request, app_id)
@@ -120,7 +126,7 @@ class AppAttributionView(APIView):
         responses={**COMMON, 200: api.AttributionSerializer, 404: NOT_FOUND},
     )
     def get(self, request: Request, app_id: str) -> Response:
-        rows, _ = _app_rows(request, app_id)
+        rows, _ = app_rows(request, app_id)
         data = selectors.app_attribution(rows[0])
         return Response(api.AttributionSerializer(data, context={"request": request}).data)
 
@@ -528,9 +534,11 @@ class HistoryView(APIView):
         description="Each point has its end time, runtime, used and wasted GB-hours, score, severity and each "
         "heuristic's severity. For a flow definition a point is one flow execution: runtime_ms is its wall span "
         "(first start to last end), app_runtime_ms, resources and score are summed over its apps, and severities "
-        "are the worst of its apps. An empty list when nothing ran.",
-        parameters=[HistoryQuerySerializer],
-        responses={**COMMON, 200: api.HistorySerializer, 400: BAD_REQUEST},
+        "are the worst of its apps. An empty list when nothing ran. With stage_anomalies=true the answer also "
+        "holds stage_anomalies, the stored stage anomaly localization of the runs' templates (as GET "
+        "/api/v1/stage-anomalies), at the cost of up to three more queries.",
+        parameters=[HistoryQuerySerializer, STAGE_ANOMALIES_PARAMETER],
+        responses={**COMMON, 200: HistoryWithStageAnomaliesSerializer, 400: BAD_REQUEST},
     )
     def get(self, request: Request) -> Response:
         query = HistoryQuerySerializer(data=request.query_params)
@@ -543,7 +551,9 @@ class HistoryView(APIView):
         else:
             points = selectors.job_history(**{by: params[by]}, cluster=cluster, limit=limit)
         body = {"by": by, "value": params[by], "cluster": cluster, "limit": limit, "points": points}
-        return Response(api.HistorySerializer(body).data)
+        if wants_stage_anomalies(request):
+            body["stage_anomalies"] = history_stage_anomalies(by, params[by], cluster) if points else []
+        return Response(HistoryWithStageAnomaliesSerializer(body, context={"request": request}).data)
 
 
 class CompareQuerySerializer(serializers.Serializer[Any]):

@@ -49,6 +49,22 @@
   }
 
   // A compact duration for axis ticks: "850 ms", "12 s", "4.5 min", "2 h", "1 h 15 min".
+  // An x axis of seconds since the app started, labelled as short durations.
+  function timeAxis(title, stepS) {
+    return {
+      min: 0,
+      grid: { color: GRID },
+      title: { display: true, text: title },
+      ticks: {
+        maxRotation: 0,
+        stepSize: stepS,
+        callback: function (value) {
+          return shortDuration(value * 1000);
+        }
+      }
+    };
+  }
+
   function shortDuration(ms) {
     if (ms === 0) {
       return "0";
@@ -270,18 +286,7 @@
         responsive: true,
         maintainAspectRatio: false,
         scales: {
-          x: {
-            min: 0,
-            grid: { color: GRID },
-            title: { display: true, text: "Time since the app started" },
-            ticks: {
-              maxRotation: 0,
-              stepSize: stepS,
-              callback: function (value) {
-                return shortDuration(value * 1000);
-              }
-            }
-          },
+          x: timeAxis("Time since the app started", stepS),
           y: {
             grid: { display: false },
             title: { display: !narrow(), text: "Executor" },
@@ -435,8 +440,199 @@
     };
   }
 
+  // Sizes as the server writes them: "512 B", "1.5 KiB", "12.0 MiB", "3.2 GiB".
+  function dataSize(bytes) {
+    if (bytes === null || bytes === undefined || !isFinite(bytes)) {
+      return "—";
+    }
+    var units = [["TiB", 1099511627776], ["GiB", 1073741824], ["MiB", 1048576], ["KiB", 1024]];
+    for (var i = 0; i < units.length; i++) {
+      if (Math.abs(bytes) >= units[i][1]) {
+        return (bytes / units[i][1]).toFixed(1) + " " + units[i][0];
+      }
+    }
+    return Math.round(bytes) + " B";
+  }
+
+  // Executor anomaly: one point per sampled task (x: when it finished, y: the feature's value), the selected
+  // executor's tasks as larger triangles in another colour, so shape and colour both tell them apart.
+  function executorAnomaly(canvas, data) {
+    var format = data.unit === "ms" ? duration : data.unit === "bytes" ? dataSize : function (value) {
+      return number(value, 2);
+    };
+    var tick = data.unit === "ms" ? shortDuration : format;
+    var values = data.selected.v.concat(data.others.v);
+    // Round steps in the feature's own unit (a power of 1024 for sizes), about five up the axis.
+    var yStep;
+    if (data.unit === "ms") {
+      yStep = durationStep(Math.max(1, largest(values)), 5);
+    } else if (data.unit === "bytes") {
+      var top = Math.max(1, largest(values));
+      var base = Math.pow(1024, Math.max(0, Math.floor(Math.log(top) / Math.log(1024))));
+      yStep = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500].map(function (f) {
+        return f * base;
+      }).filter(function (step) {
+        return top / step <= 6;
+      })[0];
+    }
+    function points(part) {
+      return part.t.map(function (ms, i) {
+        return { x: ms / 1000, y: part.v[i] };
+      });
+    }
+    var ends = data.selected.t.concat(data.others.t);
+    var stepS = durationStep(Math.max(1, largest(ends)), narrow() ? 4 : 6) / 1000;
+    return {
+      type: "scatter",
+      data: {
+        datasets: [
+          {
+            label: "Executor " + data.executor + "'s tasks",
+            data: points(data.selected),
+            pointStyle: "triangle",
+            pointRadius: 5,
+            pointHoverRadius: 7,
+            backgroundColor: MARK,
+            borderColor: INK,
+            borderWidth: 1,
+            order: 0
+          },
+          {
+            label: "Other executors' tasks",
+            data: points(data.others),
+            pointStyle: "circle",
+            pointRadius: 2,
+            pointHoverRadius: 4,
+            backgroundColor: "rgba(0, 114, 178, 0.45)",
+            borderColor: "rgba(0, 114, 178, 0.45)",
+            order: 1
+          }
+        ]
+      },
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        scales: {
+          x: Object.assign({ type: "linear" }, timeAxis("Time since the app started (task end)", stepS)),
+          y: {
+            beginAtZero: true,
+            grid: { color: GRID },
+            title: { display: !narrow(), text: data.label },
+            ticks: { callback: tick, stepSize: yStep }
+          }
+        },
+        plugins: {
+          legend: { position: "top", align: "start", labels: { usePointStyle: true, boxWidth: 8, boxHeight: 8 } },
+          tooltip: {
+            callbacks: {
+              label: function (item) {
+                return item.dataset.label + ": " + format(item.raw.y) + " (ended at " + duration(item.raw.x * 1000) + ")";
+              }
+            }
+          }
+        }
+      }
+    };
+  }
+
+  // Straggler hosts: a host's tasks per z-score bin (bars) and the fitted distribution's expectation (a dashed
+  // line with its own legend entry, so the two are told apart without colour).
+  function hostHistogram(canvas, data) {
+    return {
+      type: "bar",
+      data: {
+        labels: data.labels,
+        datasets: [
+          {
+            type: "bar",
+            label: "Tasks",
+            data: data.counts.map(function (count) {
+              return count > 0 ? count : null;
+            }),
+            backgroundColor: BAR,
+            categoryPercentage: 1,
+            barPercentage: 0.92,
+            minBarLength: 2,
+            order: 1
+          },
+          {
+            type: "line",
+            label: data.family ? "Fitted " + data.family : "Fitted",
+            // Far outside the fit's support the expectation is ~0: no line there, rather than one along the axis.
+            data: data.expected.map(function (value) {
+              return value !== null && value >= 0.05 ? value : null;
+            }),
+            borderColor: MARK,
+            backgroundColor: MARK,
+            borderDash: [6, 4],
+            borderWidth: 2,
+            pointRadius: 0,
+            pointHoverRadius: 4,
+            spanGaps: false,
+            tension: 0.3,
+            order: 0
+          }
+        ]
+      },
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        interaction: { mode: "index", intersect: false },
+        scales: {
+          x: {
+            grid: { display: false },
+            title: { display: !narrow(), text: "z-score among sibling tasks (right: slower)" },
+            ticks: {
+              autoSkip: false,
+              maxRotation: 0,
+              callback: function (_value, index) {
+                return index % (narrow() ? 8 : 4) === 0 ? data.ticks[index] : "";
+              }
+            }
+          },
+          y: { beginAtZero: true, grid: { color: GRID }, title: { display: true, text: "Tasks" }, ticks: { precision: 0 } }
+        },
+        plugins: {
+          legend: { position: "top", align: "start", labels: { boxWidth: 14 } },
+          tooltip: {
+            callbacks: {
+              title: function (items) {
+                return "z " + data.labels[items[0].dataIndex];
+              },
+              label: function (item) {
+                return item.dataset.label + ": " + number(item.raw, item.datasetIndex === 0 ? 0 : 1);
+              }
+            }
+          }
+        }
+      }
+    };
+  }
+
+  // A host's trend: one series per window (the second dashed, with triangles).
+  function hostTrend(data, key, label, format, step) {
+    var styles = [{ colour: "#0072b2" }, { colour: "#d55e00", dash: [6, 4], point: "triangle" }];
+    var series = data.series.map(function (s, i) {
+      var style = styles[i % styles.length];
+      return { label: label + ", " + s.window, values: s[key], colour: style.colour, dash: style.dash, point: style.point };
+    });
+    return line(data, series, format, format, step);
+  }
+
   var builders = {
+    "host-histogram": hostHistogram,
+    "host-trend-mean": function (_canvas, data) {
+      return hostTrend(data, "mean", "Mean z", function (value) {
+        return number(value, 2);
+      });
+    },
+    "host-trend-level": function (_canvas, data) {
+      return hostTrend(data, "level", "Level", function (value) {
+        return number(value, 0);
+      }, 1);
+    },
     attribution: attribution,
+    "executor-anomaly": executorAnomaly,
     histogram: histogram,
     timeline: timeline,
     "history-runtime": function (_canvas, data) {

@@ -1,0 +1,87 @@
+"""``manage.py rank_hosts [--window 24h|7d ...] [--end now|latest|ISO] [--cluster NAME]``: store straggler-host
+snapshots (issue 7) from the z-score samples stored with each analyzed app.
+
+Prints one line per cluster and window: the hosts ranked, levels, stragglers and seconds, or why nothing was
+stored (no tasks in the window). ``--end latest`` ends each cluster's windows at its last stored app's end: for
+logs older than the windows, such as the shipped samples. ``--cluster (files)`` ranks the apps analyzed from
+files. The hourly Celery beat task ``analyzer.tasks.rank_hosts_task`` does the same with ``--end now``.
+Exit status: 0 (also when a window had no tasks), 1 on a bad argument.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from analyzer.host_ranking import (
+    NO_CLUSTER,
+    End,
+    UnknownCluster,
+    configured_windows,
+    parse_window,
+    rank_hosts_snapshots,
+)
+from analyzer.selectors import parse_instant
+
+
+class Command(BaseCommand):
+    help = "Rank every cluster's hosts over the configured windows and store a straggler snapshot of each."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--window",
+            action="append",
+            default=None,
+            help="A window such as 24h or 7d (repeatable; default HINDSIGHT_HOSTS_WINDOWS, 24h and 7d).",
+        )
+        parser.add_argument(
+            "--end",
+            default="now",
+            help="Where the windows end: now (default), latest (each cluster's last stored app end) or an ISO "
+            "date-time.",
+        )
+        parser.add_argument(
+            "--cluster", default=None, help=f"Only this cluster; {NO_CLUSTER} for apps analyzed from files."
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        windows = options["window"] or list(configured_windows())
+        try:
+            for window in windows:
+                parse_window(window)
+        except ValueError as error:
+            raise CommandError(str(error)) from None
+        end_text = str(options["end"]).strip()
+        end: End
+        if end_text in ("now", "latest"):
+            end = "now" if end_text == "now" else "latest"
+        else:
+            parsed = parse_instant(end_text)
+            if parsed is None:
+                raise CommandError(f"--end is now, latest or an ISO date-time, not {end_text[:60]!r}")
+            end = parsed
+        try:
+            outcomes = rank_hosts_snapshots(windows=windows, end=end, cluster=options["cluster"])
+        except UnknownCluster as error:
+            raise CommandError(str(error)) from None
+        for o in outcomes:
+            where = f"{o.cluster_label}, {o.window}"
+            if o.window_end is not None:
+                where += f" ending {o.window_end:%Y-%m-%d %H:%M} UTC"
+            s = o.snapshot
+            if s is None:
+                self.stdout.write(f"{where}: nothing stored ({o.reason}).")
+                continue
+            pruned = f"; pruned {o.pruned} older" if o.pruned else ""
+            self.stdout.write(
+                f"{where}: snapshot {s.pk}: {s.n_ranked} of {s.n_hosts} hosts ranked in {s.n_levels} levels, "
+                f"{s.n_stragglers} straggler{'s' if s.n_stragglers != 1 else ''}, {s.n_tasks} tasks of "
+                f"{s.n_apps} app{'s' if s.n_apps != 1 else ''}, {o.seconds:.1f} s{pruned}."
+            )
+        if all(o.snapshot is None for o in outcomes):
+            hint = " Try --end latest for older logs." if end == "now" else ""
+            self.stdout.write(
+                "No snapshot was stored: no analyzed app with tasks on several hosts ended in the windows "
+                f"(local-mode apps have none).{hint}"
+            )
