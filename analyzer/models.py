@@ -180,6 +180,9 @@ class StageSummary(models.Model):
     task_duration_quantiles = models.JSONField(default=list)
     # Log-spaced histogram of successful task durations: {"edges_ms": [...], "counts": [...]}, {} if none.
     task_duration_histogram = models.JSONField(default=dict)
+    # Successful tasks with a known host: {"n_hosts", "n_tasks", "task_ms", "hosts": [[host, tasks, task_ms], ...]},
+    # at most 16 hosts, the highest mean task time first (stage localization names slow hosts); {} if none.
+    host_task_times = models.JSONField(default=dict)
     failure_reason = models.TextField(blank=True, default="")
 
     class Meta:

@@ -16,6 +16,12 @@ For one (template, cluster) the service reads the latest ``HINDSIGHT_STAGE_LOCAL
 * **Stored.** ``result`` is ``LocalizationResult.to_dict()``, each category also holding ``stage_names`` (stage id
   -> the name in the category's latest run); ``runs`` maps run ids (the app's pk as a string) to ``{pk, app_id,
   attempt_id, end}`` so pages and the API link runs without another query. ``latest_end`` is the newest run's end.
+* **Which hosts.** For each outlier run of an anomalous stage, the stage's ``StageSummary.host_task_times`` in that
+  run (summed over the stage id's attempts, like its duration) names the hosts whose mean task time was at least
+  ``HINDSIGHT_STAGE_LOCALIZATION_HOST_FACTOR`` (1.5) times the mean over the stage's other hosts *and* that factor
+  times the host's usual ratio (its median in the category's runs where the stage was not the outlier): a host
+  that is always slower did not make this run slow. No host named: the stage was slow on every host. Fewer than
+  3 hosts (local mode: one) or no host information: nothing is said about hosts (:func:`host_findings`).
 * **When.** :func:`localize_due`, hourly by beat: every pair with a qualifying run newer than its stored
   ``latest_end`` and at least ``HINDSIGHT_STAGE_LOCALIZATION_MIN_RUNS`` qualifying runs, oldest result first, at
   most ``HINDSIGHT_STAGE_LOCALIZATION_PER_CALL`` pairs a call (the rest on the next call).
@@ -28,8 +34,9 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import statistics
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -55,6 +62,7 @@ class LocalizationSettings:
     min_effect: float
     max_runs: int
     per_call: int
+    host_factor: float = 1.5
 
 
 def localization_settings() -> LocalizationSettings:
@@ -70,6 +78,7 @@ def localization_settings() -> LocalizationSettings:
         min_effect=get("MIN_EFFECT", DEFAULT_MIN_EFFECT),
         max_runs=max(2, int(get("MAX_RUNS", 200))),
         per_call=max(1, int(get("PER_CALL", 50))),
+        host_factor=max(1.0, get("HOST_FACTOR", 1.5)),
     )
 
 
@@ -174,6 +183,8 @@ def localize_template(
             result = localized.to_dict()
     for category in result["categories"]:
         category["stage_names"] = stage_names.get(category["signature"], {})
+    result.setdefault("params", {})["host_factor"] = config.host_factor
+    _add_host_findings(result, frame, config.host_factor)
     runs = {
         str(app.pk): {
             "pk": app.pk,
@@ -207,6 +218,125 @@ def localize_template(
 
 def _params(config: LocalizationSettings) -> dict[str, float | int]:
     return {"alpha": config.alpha, "beta": config.beta, "min_runs": config.min_runs, "min_effect": config.min_effect}
+
+
+# --- which hosts: pure rules over stored host_task_times, then the service's one query ---------------------------
+
+MIN_HOSTS = 3  # with two hosts "slower than the others" is one host against one: no fleet to stand out from
+
+
+def summed_host_times(attempts: Iterable[Any]) -> dict[str, Any]:
+    """One run's ``host_task_times`` of a stage summed over its attempts (as its duration is), ``{}`` if none.
+
+    Each attempt keeps at most 16 hosts, so after a retry on a large cluster ``n_hosts`` is a lower bound.
+    """
+    n_hosts = n_tasks = task_ms = 0
+    per_host: dict[str, list[int]] = {}
+    for attempt in attempts:
+        if not isinstance(attempt, Mapping) or not attempt:
+            continue
+        n_hosts = max(n_hosts, int(_number(attempt.get("n_hosts"))))
+        n_tasks += int(_number(attempt.get("n_tasks")))
+        task_ms += int(_number(attempt.get("task_ms")))
+        for entry in _list(attempt.get("hosts")):
+            if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)):
+                continue
+            tasks, ms = int(_number(entry[1])), int(_number(entry[2]))
+            if tasks > 0 and ms >= 0:
+                kept = per_host.setdefault(entry[0], [0, 0])
+                kept[0] += tasks
+                kept[1] += ms
+    if not per_host:
+        return {}
+    hosts = [[host, tasks, ms] for host, (tasks, ms) in per_host.items()]
+    return {"n_hosts": max(n_hosts, len(hosts)), "n_tasks": n_tasks, "task_ms": task_ms, "hosts": hosts}
+
+
+def host_ratios(times: Mapping[str, Any]) -> dict[str, tuple[float, int]]:
+    """Per listed host: (its mean task time / the mean of the stage's other tasks, its tasks); ``{}`` below 3 hosts."""
+    if int(_number(times.get("n_hosts"))) < MIN_HOSTS:
+        return {}
+    n_tasks, task_ms = _number(times.get("n_tasks")), _number(times.get("task_ms"))
+    ratios = {}
+    for entry in _list(times.get("hosts")):
+        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)):
+            continue
+        tasks, ms = _number(entry[1]), _number(entry[2])
+        other_tasks, other_ms = n_tasks - tasks, task_ms - ms
+        if tasks > 0 and other_tasks > 0 and other_ms > 0:
+            ratios[entry[0]] = ((ms / tasks) / (other_ms / other_tasks), int(tasks))
+    return ratios
+
+
+def host_findings(
+    times_by_run: Mapping[str, Mapping[str, Any]], outlier_runs: Sequence[str], factor: float
+) -> list[dict[str, Any]]:
+    """Per outlier run of one stage: which hosts made it slow (``verdict`` "hosts"), none ("everywhere"), or
+    nothing to say ("unknown": fewer than 3 hosts, or no host information).
+
+    ``times_by_run`` holds the stage's summed ``host_task_times`` in the category's runs. A host is named when its
+    ratio (:func:`host_ratios`) is at least ``factor`` and at least ``factor`` times its usual ratio, the median
+    over the runs that are not outliers of this stage where it is listed (1 where it never is): a host that is
+    always twice as slow did not make this run slow. Named hosts come slowest first.
+    """
+    outliers = set(outlier_runs)
+    usual_ratios: dict[str, list[float]] = defaultdict(list)
+    for run_id, times in times_by_run.items():
+        if run_id not in outliers:
+            for host, (ratio, _tasks) in host_ratios(times).items():
+                usual_ratios[host].append(ratio)
+    usual = {host: statistics.median(ratios) for host, ratios in usual_ratios.items()}
+    findings = []
+    for run_id in outlier_runs:
+        times = times_by_run.get(run_id) or {}
+        n_hosts = int(_number(times.get("n_hosts")))
+        ratios = host_ratios(times)
+        if not ratios:
+            findings.append({"run": run_id, "verdict": "unknown", "n_hosts": n_hosts, "hosts": []})
+            continue
+        slow = sorted(
+            (
+                (host, ratio, tasks)
+                for host, (ratio, tasks) in ratios.items()
+                if ratio >= factor * max(1.0, usual.get(host, 1.0))
+            ),
+            key=lambda h: (-h[1], h[0]),
+        )
+        named = [
+            {
+                "host": host,
+                "ratio": round(ratio, 3),
+                "usual": round(usual[host], 3) if host in usual else None,
+                "tasks": tasks,
+            }
+            for host, ratio, tasks in slow
+        ]
+        verdict = "hosts" if named else "everywhere"
+        findings.append({"run": run_id, "verdict": verdict, "n_hosts": n_hosts, "hosts": named})
+    return findings
+
+
+def _add_host_findings(result: dict[str, Any], frame: Any, factor: float) -> None:
+    """Each anomalous stage's ``hosts``: :func:`host_findings` of its outlier runs, from one StageSummary query."""
+    wanted: list[tuple[dict[str, Any], list[str], str]] = []  # (finding, the category's run ids, stage id)
+    for category in result["categories"]:
+        anomalous = [s for s in category["stages"] if s.get("anomalous") and str(s.get("stage", "")).isdigit()]
+        if anomalous:
+            runs = [str(r) for r in frame.loc[frame["signature"] == category["signature"], "run_id"]]
+            wanted += [(finding, runs, str(finding["stage"])) for finding in anomalous]
+    if not wanted:
+        return
+    app_pks = sorted({int(r) for _f, runs, _s in wanted for r in runs})
+    stage_ids = sorted({int(stage) for _f, _r, stage in wanted})
+    attempts: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    rows = StageSummary.objects.filter(app_id__in=app_pks, stage_id__in=stage_ids).order_by(
+        "app_id", "stage_id", "attempt_id"
+    )
+    for app_pk, stage_id, times in rows.values_list("app_id", "stage_id", "host_task_times").iterator(chunk_size=2000):
+        attempts[(str(app_pk), str(stage_id))].append(times)
+    for finding, runs, stage in wanted:
+        times_by_run = {run: summed_host_times(attempts.get((run, stage), [])) for run in runs}
+        finding["hosts"] = host_findings(times_by_run, [str(r) for r in finding["outlier_runs"]], factor)
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,6 +544,66 @@ def _runs_text(runs: Sequence[dict[str, Any]]) -> str:
     return "runs " + ", ".join(texts[:-1]) + " and " + texts[-1]
 
 
+HOSTS_SHOWN = 3
+
+
+def _host_view(raw: Any) -> dict[str, Any]:
+    """A stored :func:`host_findings` entry as the page, the API and the sentences read it."""
+    raw = _dict(raw)
+    slow = []
+    for host in _list(raw.get("hosts")):
+        if isinstance(host, dict) and isinstance(host.get("host"), str):
+            usual = host.get("usual")
+            slow.append(
+                {
+                    "host": host["host"],
+                    "ratio": _number(host.get("ratio"), 1.0),
+                    "usual": _number(usual) if isinstance(usual, int | float) and not isinstance(usual, bool) else None,
+                    "tasks": int(_number(host.get("tasks"))),
+                }
+            )
+    verdict = raw.get("verdict")
+    if verdict not in ("hosts", "everywhere") or (verdict == "hosts" and not slow):
+        verdict = "unknown"
+    return {
+        "verdict": verdict,
+        "n_hosts": int(_number(raw.get("n_hosts"))),
+        "slow_hosts": slow if verdict == "hosts" else [],
+        "shown": slow[:HOSTS_SHOWN] if verdict == "hosts" else [],
+        "more": max(0, len(slow) - HOSTS_SHOWN) if verdict == "hosts" else 0,
+    }
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _hosts_text(runs: Sequence[dict[str, Any]]) -> str:
+    """The sentence's host clause: "; in run X its tasks on host h1 took 2.1x the others'", "; it was slow on every
+    host"; "" when no run's hosts say anything (local mode, fewer than 3 hosts)."""
+    shown = runs[:5]  # the runs _runs_text names
+    known = [r for r in shown if r["hosts"]["verdict"] != "unknown"]
+    if not known:
+        return ""
+    if len(known) == len(shown) and all(r["hosts"]["verdict"] == "everywhere" for r in known):
+        return "; it was slow on every host" if len(shown) == 1 else "; in each it was slow on every host"
+    clauses = []
+    for r in known:
+        hosts = r["hosts"]
+        if hosts["verdict"] == "everywhere":
+            clauses.append(f"in run {r['app_id']} it was slow on every host")
+            continue
+        names = [h["host"] for h in hosts["shown"]] + ([f"{hosts['more']} more"] if hosts["more"] else [])
+        ratios = _and([f"{h['ratio']:.1f}x" for h in hosts["shown"]])
+        usual = [f"{h['usual']:.1f}x" for h in hosts["shown"] if h["usual"] is not None and h["usual"] >= 1.2]
+        usually = f" (usually {_and(usual)})" if usual and len(usual) == len(hosts["shown"]) else ""
+        plural = "s" if len(hosts["slow_hosts"]) > 1 else ""
+        clauses.append(
+            f"in run {r['app_id']} its tasks on host{plural} {_and(names)} took {ratios} the others'{usually}"
+        )
+    return "; " + "; ".join(clauses)
+
+
 def localization_view(row: StageLocalization, newest_end: dt.datetime | None = None) -> dict[str, Any]:
     """A stored result as plain data for the page, the API and the command. Tolerates any stored JSON shape."""
     result, runs_map = _dict(row.result), _dict(row.runs)
@@ -422,7 +612,7 @@ def localization_view(row: StageLocalization, newest_end: dt.datetime | None = N
     min_runs = int(_number(params.get("min_runs"), 8))
     cluster_name = row.cluster.name if row.cluster else ""
 
-    def run(run_id: Any, slowdown: Any) -> dict[str, Any]:
+    def run(run_id: Any, slowdown: Any, hosts: Any) -> dict[str, Any]:
         known = _dict(runs_map.get(str(run_id)))
         pk = known.get("pk")
         return {
@@ -433,6 +623,7 @@ def localization_view(row: StageLocalization, newest_end: dt.datetime | None = N
             "end": _parse_time(known.get("end")),
             "slowdown": _number(slowdown, 1.0),
             "cluster": cluster_name,
+            "hosts": _host_view(hosts),
         }
 
     categories: list[dict[str, Any]] = []
@@ -452,6 +643,9 @@ def localization_view(row: StageLocalization, newest_end: dt.datetime | None = N
             outliers = _list(finding.get("outlier_runs"))
             slowdowns = list(_list(finding.get("slowdown")))
             slowdowns += [1.0] * (len(outliers) - len(slowdowns))
+            hosts_by_run = {str(h.get("run")): h for h in _list(finding.get("hosts")) if isinstance(h, dict)}
+            outlier_runs = [run(r, s, hosts_by_run.get(str(r))) for r, s in zip(outliers, slowdowns, strict=False)]
+            verdicts = [r["hosts"]["verdict"] for r in outlier_runs]
             stage: dict[str, Any] = {
                 "stage_id": stage_id,
                 "name": name,
@@ -459,11 +653,17 @@ def localization_view(row: StageLocalization, newest_end: dt.datetime | None = N
                 "cosine": _number(finding.get("cosine")),
                 "anomalous": bool(finding.get("anomalous")),
                 "evidence": _number(finding.get("evidence")),
-                "outlier_runs": [run(r, s) for r, s in zip(outliers, slowdowns, strict=False)],
+                "outlier_runs": outlier_runs,
+                # The page's host clause: every outlier run slow on every host, or the runs whose hosts say something.
+                "slow_everywhere": bool(verdicts) and all(v == "everywhere" for v in verdicts),
+                "host_runs": [r for r in outlier_runs[:6] if r["hosts"]["verdict"] != "unknown"],
             }
             stages.append(stage)
         anomalous = [s for s in stages if s["anomalous"]]
-        category_sentences = [f"{s['label']} is the outlier in {_runs_text(s['outlier_runs'])}" for s in anomalous]
+        category_sentences = [
+            f"{s['label']} is the outlier in {_runs_text(s['outlier_runs'])}{_hosts_text(s['outlier_runs'])}"
+            for s in anomalous
+        ]
         sentences += category_sentences
         cv = _number(raw.get("cv"))
         runs = int(_number(raw.get("runs")))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +30,7 @@ from analyzer.appmodel.spark import JobStatus, SparkApp, StageAttempt, StageStat
 
 SUMMARY_QUANTILES: Final = (0.0, 0.25, 0.5, 0.75, 1.0)
 HISTOGRAM_MAX_BINS: Final = 30
+HOST_TIMES_MAX_HOSTS: Final = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,8 @@ class StageRow:
     failure_reason: str | None
     # duration_histogram() of the successful tasks: {"edges_ms": [...], "counts": [...]}; empty when none.
     task_duration_histogram: dict[str, list[float] | list[int]] = field(default_factory=dict)
+    # host_task_times() of the successful tasks with a known host; empty when none.
+    host_task_times: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +147,38 @@ def duration_histogram(
     return {"edges_ms": [float(e) for e in edges], "counts": [int(c) for c in counts]}
 
 
+def host_task_times(
+    host: npt.NDArray[np.integer[Any]],
+    duration_ms: npt.NDArray[np.generic],
+    hosts: Sequence[str],
+    max_hosts: int = HOST_TIMES_MAX_HOSTS,
+) -> dict[str, Any]:
+    """Where a stage attempt's tasks ran and how long they took: ``{"n_hosts", "n_tasks", "task_ms", "hosts"}``.
+
+    ``host`` indexes ``hosts`` per task (-1 or out of range: unknown, left out) and ``duration_ms`` is the task's
+    time; pass the successful tasks only (a failed attempt's time says when it died, not how fast the host runs).
+    ``hosts`` lists ``[host, tasks, task_ms]`` for at most ``max_hosts`` hosts: the ones with the highest mean task
+    time, slowest first, so a slow host is always kept while a stage on thousands of hosts stays a small row; the
+    totals cover every host, so "the other hosts' mean" is known without the rest. No task with a host: ``{}``.
+    """
+    codes = np.asarray(host, dtype=np.int64)
+    times = np.asarray(duration_ms, dtype=np.float64)
+    known = (codes >= 0) & (codes < len(hosts)) & np.isfinite(times) & (times >= 0)
+    if not known.any():
+        return {}
+    tasks = np.bincount(codes[known], minlength=len(hosts))
+    total_ms = np.bincount(codes[known], weights=times[known], minlength=len(hosts))
+    present = np.flatnonzero(tasks)
+    mean = total_ms[present] / tasks[present]
+    slowest = present[np.lexsort((present, -mean))][:max_hosts]  # ties: the first host seen
+    return {
+        "n_hosts": int(present.size),
+        "n_tasks": int(tasks.sum()),
+        "task_ms": round(float(total_ms.sum())),
+        "hosts": [[str(hosts[i]), int(tasks[i]), round(float(total_ms[i]))] for i in slowest],
+    }
+
+
 def _failed(tasks: TaskColumns) -> npt.NDArray[np.bool_]:
     return (tasks.status == TaskStatus.FAILED) | (tasks.status == TaskStatus.RESUBMITTED)
 
@@ -156,7 +191,8 @@ def _sum(values: npt.NDArray[np.generic], mask: npt.NDArray[np.bool_]) -> int:
     return int(values[mask].sum())
 
 
-def stage_row(stage: StageAttempt) -> StageRow:
+def stage_row(stage: StageAttempt, hosts: Sequence[str] = ()) -> StageRow:
+    """One stage attempt; ``hosts`` is the app's host list (``SparkApp.hosts``) that task ``host`` codes index."""
     tasks = stage.tasks
     counted = _with_metrics(tasks)
     return StageRow(
@@ -188,12 +224,13 @@ def stage_row(stage: StageAttempt) -> StageRow:
         task_duration_quantiles=spark_quantiles(tasks.duration_ms[tasks.succeeded], SUMMARY_QUANTILES),
         failure_reason=stage.failure_reason,
         task_duration_histogram=duration_histogram(tasks.duration_ms[tasks.succeeded]),
+        host_task_times=host_task_times(tasks.host[tasks.succeeded], tasks.duration_ms[tasks.succeeded], hosts),
     )
 
 
 def stage_rows(app: SparkApp) -> list[StageRow]:
     """Every stage attempt, in (stage id, attempt id) order."""
-    return [stage_row(stage) for stage in app.stage_attempts()]
+    return [stage_row(stage, app.hosts) for stage in app.stage_attempts()]
 
 
 def executor_rows(app: SparkApp) -> list[ExecutorRow]:
@@ -308,7 +345,9 @@ def _phase_status(phase: MRPhase, job_status: MRJobStatus) -> StageStatus:
     return StageStatus.FAILED if len(tasks) else StageStatus.SKIPPED
 
 
-def mapreduce_phase_row(phase: MRPhase, stage_id: int, job_status: MRJobStatus, has_reduces: bool) -> StageRow:
+def mapreduce_phase_row(
+    phase: MRPhase, stage_id: int, job_status: MRJobStatus, has_reduces: bool, hosts: Sequence[str] = ()
+) -> StageRow:
     """One phase as a stage row, so stage storage and the JSON output serve both kinds of app.
 
     Counters map to Spark's fields by meaning: maps read ``input_bytes`` (FileInputFormat's BYTES_READ, else the
@@ -364,6 +403,7 @@ def mapreduce_phase_row(phase: MRPhase, stage_id: int, job_status: MRJobStatus, 
         task_duration_quantiles=spark_quantiles(tasks.duration_ms[tasks.succeeded], SUMMARY_QUANTILES),
         failure_reason=reason,
         task_duration_histogram=duration_histogram(tasks.duration_ms[tasks.succeeded]),
+        host_task_times=host_task_times(tasks.host[tasks.succeeded], tasks.duration_ms[tasks.succeeded], hosts),
     )
 
 
@@ -371,7 +411,7 @@ def mapreduce_phase_rows(app: MapReduceApp) -> list[StageRow]:
     """The map phase (stage 0) and the reduce phase (stage 1) of a job; a phase with no task has no row."""
     has_reduces = max(app.reduces.total_tasks, len(app.reduces.tasks)) > 0
     return [
-        mapreduce_phase_row(phase, stage_id, app.status, has_reduces)
+        mapreduce_phase_row(phase, stage_id, app.status, has_reduces, app.hosts)
         for stage_id, phase in ((MAP_STAGE_ID, app.maps), (REDUCE_STAGE_ID, app.reduces))
         if max(phase.total_tasks, len(phase.tasks)) > 0
     ]

@@ -144,6 +144,9 @@ HINDSIGHT_STAGE_LOCALIZATION_MIN_EFFECT = float(os.environ.get("HINDSIGHT_STAGE_
 HINDSIGHT_STAGE_LOCALIZATION_MAX_RUNS = int(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_MAX_RUNS", "200"))
 HINDSIGHT_STAGE_LOCALIZATION_PER_CALL = int(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_PER_CALL", "50"))
 HINDSIGHT_STAGE_LOCALIZATION_EVERY_S = float(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_EVERY_S", "3600"))
+# An outlier run's host is named when its mean task time in the stage is this many times the other hosts'
+# (and this many times its usual ratio in the other runs).
+HINDSIGHT_STAGE_LOCALIZATION_HOST_FACTOR = float(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_HOST_FACTOR", "1.5"))
 
 # Straggler hosts (issue 7, docs/DECISIONS.md "Straggler hosts in the product"; analyzer.host_ranking): every
 # RANK_EVERY_S, beat ranks each cluster's hosts over each of WINDOWS ("<n>h" or "<n>d") from the z-score samples

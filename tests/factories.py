@@ -190,3 +190,18 @@ def make_recurring_runs(
             add_stage(app, stage_id, duration, name=name)
         runs.append(app)
     return runs
+
+
+def set_stage_hosts(app: AnalyzedApp, stage_id: int, task_ms: dict[str, list[float]], attempt_id: int = 0) -> Any:
+    """Store where a stored stage attempt's successful tasks ran: ``task_ms`` maps each host to its tasks'
+    durations, summarized as the analysis does (``analyzer.summaries.host_task_times``)."""
+    import numpy as np
+
+    from analyzer.models import StageSummary
+    from analyzer.summaries import host_task_times
+
+    codes = np.concatenate([np.full(len(times), i) for i, times in enumerate(task_ms.values())])
+    durations = np.concatenate([np.asarray(times, dtype=np.float64) for times in task_ms.values()])
+    summary = host_task_times(codes, durations, list(task_ms))
+    StageSummary.objects.filter(app=app, stage_id=stage_id, attempt_id=attempt_id).update(host_task_times=summary)
+    return summary

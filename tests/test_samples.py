@@ -619,6 +619,19 @@ def test_stage_localization_ranks_the_slowed_stage_first_with_exactly_the_slowed
     assert top.stage == str(slowed["stage_id"])
     assert sorted(top.outlier_runs) == expected_runs
     assert min(top.slowdown) > 2
+    # Where its tasks say: slowed on every host. The slow host is ~2x its peers there, but in every run, so it
+    # is not why these runs were slow (stage localization's host rule, analyzer/stage_localization.py).
+    from analyzer.stage_localization import host_findings, summed_host_times
+    from analyzer.summaries import stage_rows
+
+    times_by_run = {
+        str(entry["run"]): summed_host_times(
+            row.host_task_times for row in stage_rows(cluster[entry["file"]]) if row.stage_id == slowed["stage_id"]
+        )
+        for entry in cluster_manifest["apps"]
+    }
+    findings = host_findings(times_by_run, top.outlier_runs, factor=1.5)
+    assert [(f["verdict"], f["n_hosts"]) for f in findings] == [("everywhere", 8)] * len(expected_runs)
     # Real load on the generating machine can make another stage of a run marginally slow: never as slow, never
     # with as much evidence, and never in the slowed runs.
     for other in category.stages[1:]:

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from analyzer.anomaly.signature import stage_signature
 from analyzer.models import AnalyzedApp, Cluster, StageLocalization
 from analyzer.stage_localization import localization_views, localize_due, localize_template
-from tests.factories import NOW, add_stage, make_app, make_recurring_runs
+from tests.factories import NOW, add_stage, make_app, make_recurring_runs, set_stage_hosts
 
 pytestmark = pytest.mark.django_db
 
@@ -292,3 +292,152 @@ def test_the_hourly_beat_task_localizes_the_due_templates(settings: Any) -> None
     assert settings.CELERY_BEAT_SCHEDULE["localize-stages"]["schedule"] == 3600
     assert outcome == {"localized": [[TEMPLATE, None]], "with_anomalous_stages": 1}
     assert StageLocalization.objects.get(template=TEMPLATE).latest_end == runs[-1].end_time
+
+
+# --- which hosts ------------------------------------------------------------------------------------------------
+
+HOSTS = ("node-1", "node-2", "node-3", "node-4", "node-5")
+
+
+def spread_stage_2(runs: list[AnalyzedApp], factors: dict[int, dict[str, float]], usual: dict[str, float]) -> None:
+    """Stage 2 of each run as four tasks per host of HOSTS, each host's tasks ``usual[host]`` (default 1) times as
+    long as the others', and in run i ``factors[i][host]`` times that (every host: the stage slow everywhere)."""
+    for i, run in enumerate(runs):
+        per_host = {
+            host: [
+                1_000.0 * usual.get(host, 1.0) * factors.get(i, {}).get(host, 1.0) * (1 + 0.02 * k) for k in range(4)
+            ]
+            for host in HOSTS
+        }
+        set_stage_hosts(run, 2, per_host)
+
+
+def test_a_stage_slow_on_one_host_names_that_host_and_one_slow_everywhere_says_every_host() -> None:
+    runs = make_recurring_runs(TEMPLATE, durations(12, slow={3: 3.0, 8: 3.0}), names=NAMES)
+    spread_stage_2(runs, {3: {"node-3": 4.0}, 8: dict.fromkeys(HOSTS, 3.0)}, usual={})
+
+    stored = localize_template(TEMPLATE, None)
+
+    assert stored is not None
+    top = stored.result["categories"][0]["stages"][0]
+    by_run = {h["run"]: h for h in top["hosts"]}
+    in_3, in_8 = by_run[str(runs[3].pk)], by_run[str(runs[8].pk)]
+    assert (in_3["verdict"], [h["host"] for h in in_3["hosts"]], in_3["n_hosts"]) == ("hosts", ["node-3"], 5)
+    assert in_3["hosts"][0]["ratio"] == pytest.approx(4.0, rel=0.01)
+    assert (in_8["verdict"], in_8["hosts"]) == ("everywhere", [])
+    assert stored.result["params"]["host_factor"] == 1.5
+    [view] = localization_views(templates=[TEMPLATE])
+    sentence = view["sentences"][0]
+    assert f"in run {runs[3].app_id} its tasks on host node-3 took 4.0x the others'" in sentence
+    assert f"in run {runs[8].app_id} it was slow on every host" in sentence
+    out = io.StringIO()
+    call_command("localize_stages", "--template", TEMPLATE, stdout=out)
+    assert "its tasks on host node-3 took 4.0x the others'" in out.getvalue()
+
+
+def test_a_host_that_is_always_slower_is_not_why_a_run_was_slow_so_the_stage_was_slow_on_every_host() -> None:
+    """The cluster samples' shape: node-5 takes 2x every run; stage 2 is then slowed on every host in runs 3 and 8,
+    where node-5 is still 2x the others: no host stands out beyond its usual."""
+    runs = make_recurring_runs(TEMPLATE, durations(12, slow={3: 3.0, 8: 3.0}), names=NAMES)
+    spread_stage_2(runs, {3: dict.fromkeys(HOSTS, 3.0), 8: dict.fromkeys(HOSTS, 3.0)}, usual={"node-5": 2.0})
+
+    stored = localize_template(TEMPLATE, None)
+
+    assert stored is not None
+    top = stored.result["categories"][0]["stages"][0]
+    assert [h["verdict"] for h in top["hosts"]] == ["everywhere", "everywhere"]
+    [view] = localization_views(templates=[TEMPLATE])
+    assert view["sentences"][0].endswith("; in each it was slow on every host")
+    assert all(r["hosts"]["verdict"] == "everywhere" for r in view["categories"][0]["stages"][0]["outlier_runs"])
+
+
+def test_a_usually_slower_host_is_named_when_it_was_far_slower_than_its_usual_with_its_usual_said() -> None:
+    runs = make_recurring_runs(TEMPLATE, durations(12, slow={3: 3.0, 8: 3.0}), names=NAMES)
+    spread_stage_2(runs, {3: {"node-5": 4.0}, 8: {"node-5": 4.0}}, usual={"node-5": 2.0})
+
+    localize_template(TEMPLATE, None)
+
+    [view] = localization_views(templates=[TEMPLATE])
+    run_3 = next(r for r in view["categories"][0]["stages"][0]["outlier_runs"] if r["pk"] == runs[3].pk)
+    [host] = run_3["hosts"]["slow_hosts"]
+    assert host["host"] == "node-5"
+    assert host["ratio"] == pytest.approx(8.0, rel=0.01)
+    assert host["usual"] == pytest.approx(2.0, rel=0.01)
+    assert (
+        f"in run {runs[3].app_id} its tasks on host node-5 took 8.0x the others' (usually 2.0x)"
+        in (view["sentences"][0])
+    )
+
+
+@pytest.mark.parametrize("hosts", [("localhost",), ("node-1", "node-2")], ids=["local mode", "two hosts"])
+def test_fewer_than_three_hosts_say_nothing_about_hosts(hosts: tuple[str, ...]) -> None:
+    runs = make_recurring_runs(TEMPLATE, durations(12, slow={3: 3.0, 8: 3.0}), names=NAMES)
+    for i, run in enumerate(runs):
+        slow = 3.0 if i in (3, 8) else 1.0
+        set_stage_hosts(run, 2, {host: [1_000.0 * slow * (2 if host == hosts[-1] else 1)] * 4 for host in hosts})
+
+    stored = localize_template(TEMPLATE, None)
+
+    assert stored is not None
+    top = stored.result["categories"][0]["stages"][0]
+    assert [h["verdict"] for h in top["hosts"]] == ["unknown", "unknown"]
+    [view] = localization_views(templates=[TEMPLATE])
+    assert "host" not in view["sentences"][0]
+
+
+def test_runs_stored_before_host_times_existed_say_nothing_about_hosts() -> None:
+    make_recurring_runs(TEMPLATE, durations(12, slow={3: 3.0, 8: 3.0}), names=NAMES)  # host_task_times {}
+
+    localize_template(TEMPLATE, None)
+
+    [view] = localization_views(templates=[TEMPLATE])
+    assert view["sentences"][0].startswith("stage 2 (count at etl.py:57) is the outlier in runs ")
+    assert "host" not in view["sentences"][0]
+
+
+def test_the_command_prints_hostile_host_names_without_terminal_escapes() -> None:
+    runs = make_recurring_runs(TEMPLATE, durations(12, slow={3: 3.0}), names=NAMES)
+    hostile = "evil\x1b]0;pwned\x07"
+    for i, run in enumerate(runs):
+        slow = {hostile: 4.0} if i == 3 else {}
+        set_stage_hosts(run, 2, {h: [1_000.0 * slow.get(h, 1.0)] * 3 for h in (*HOSTS[:3], hostile)})
+    out = io.StringIO()
+
+    call_command("localize_stages", "--all", stdout=out)
+
+    assert "\x1b" not in out.getvalue()
+    assert "its tasks on host evil?]0;pwned? took 4.0x the others'" in out.getvalue()
+
+
+CLUSTER = Path(__file__).resolve().parents[2] / "samples" / "cluster"
+
+
+@pytest.mark.skipif(not (CLUSTER / "manifest.json").exists(), reason="samples/cluster missing")
+def test_on_the_cluster_samples_the_slowed_stage_was_slow_on_every_host_in_its_outlier_runs() -> None:
+    """samples/cluster: 12 runs on 8 hosts, stage 1 slowed 3.5x on every host in runs 4, 8 and 11, and one host
+    (127.0.0.7) 2x slower in every run. Through the product (analysis, storage, localization): stage 1 with those
+    runs, each slow on every host, the always-slow host not blamed."""
+    import heuristics
+    from analyzer.pipeline import analyze
+    from analyzer.services import report_store
+
+    spark_eventlog = pytest.importorskip("fetchers.spark_eventlog")
+    manifest = json.loads((CLUSTER / "manifest.json").read_text())
+    suite = heuristics.load_suite()
+    stored_by_run: dict[int, AnalyzedApp] = {}
+    for entry in manifest["apps"]:
+        [outcome] = list(spark_eventlog.read_apps(CLUSTER / entry["file"]))
+        assert outcome.app is not None, outcome.error
+        stored_by_run[entry["run"]] = report_store(
+            report=analyze(outcome.app, suite), source=str(CLUSTER / entry["file"])
+        )
+
+    [stored] = localize_due()
+
+    slowed = manifest["slow_stage"]
+    expected = {str(stored_by_run[e["run"]].pk) for e in manifest["apps"] if e["cause"] == "slow_stage"}
+    top = stored.result["categories"][0]["stages"][0]
+    assert (top["stage"], set(top["outlier_runs"])) == (str(slowed["stage_id"]), expected)
+    assert [(h["verdict"], h["n_hosts"]) for h in top["hosts"]] == [("everywhere", 8)] * 3
+    [view] = localization_views(templates=[stored.template])
+    assert view["sentences"][0].endswith("; in each it was slow on every host")

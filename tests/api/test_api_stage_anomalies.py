@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from analyzer.models import Cluster
 from analyzer.stage_localization import localize_template
-from tests.factories import make_recurring_runs
+from tests.factories import make_recurring_runs, set_stage_hosts
 
 pytestmark = pytest.mark.django_db
 
@@ -104,3 +104,27 @@ def test_the_endpoint_is_in_the_openapi_schema(api: APIClient) -> None:
     schema = response.json()
     assert "/api/v1/stage-anomalies" in schema["paths"]
     assert "stage_anomalies" in schema["components"]["schemas"]["HistoryWithStageAnomalies"]["properties"]
+
+
+def test_each_outlier_run_says_which_hosts_were_slow_or_that_it_was_slow_on_every_host(api: APIClient) -> None:
+    runs = make_recurring_runs(TEMPLATE, durations(12, slow={3: 3.0, 8: 3.0}), names=NAMES)
+    hosts = ("node-1", "node-2", "node-3", "node-4")
+    for i, run in enumerate(runs):
+        factor = {3: {"node-2": 4.0}, 8: dict.fromkeys(hosts, 3.0)}.get(i, {})
+        set_stage_hosts(run, 2, {h: [1_000.0 * factor.get(h, 1.0)] * 3 for h in hosts})
+    localize_template(TEMPLATE, None)
+
+    status, body = get(api, "/api/v1/stage-anomalies", template=TEMPLATE)
+
+    assert status == 200
+    [loc] = body["localizations"]
+    top = loc["categories"][0]["stages"][0]
+    outliers = {run["app_id"]: run["hosts"] for run in top["outlier_runs"]}
+    assert outliers[runs[3].app_id] == {
+        "verdict": "hosts",
+        "n_hosts": 4,
+        "slow_hosts": [{"host": "node-2", "ratio": 4.0, "usual": 1.0, "tasks": 3}],
+    }
+    assert outliers[runs[8].app_id] == {"verdict": "everywhere", "n_hosts": 4, "slow_hosts": []}
+    assert f"in run {runs[3].app_id} its tasks on host node-2 took 4.0x the others'" in loc["sentences"][0]
+    assert loc["params"]["host_factor"] == 1.5

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from browsing import Visit, screenshot_dir, words
 from django.utils import timezone
-from factories import make_recurring_runs
+from factories import make_recurring_runs, set_stage_hosts
 from playwright.sync_api import expect
 
 from analyzer.models import AnalyzedApp
@@ -31,7 +31,8 @@ NAMES = (
 
 
 def _runs() -> list[AnalyzedApp]:
-    """16 runs of four stages; stage 2 about 3x slower in runs 5 and 12; stored, localized, then one newer run."""
+    """16 runs of four stages; stage 2 about 3x slower in runs 5 (on one host) and 12 (on every host); stored,
+    localized, then one newer run."""
     rng = np.random.default_rng(5)
     rows = []
     for run in range(16):
@@ -46,6 +47,9 @@ def _runs() -> list[AnalyzedApp]:
         app.end_time = now - dt.timedelta(hours=len(runs) - i)
         app.start_time = app.end_time - dt.timedelta(milliseconds=app.runtime_ms or 0)
         app.save()
+        hosts = ("ip-10-0-3-17.ec2.internal", "ip-10-0-3-18.ec2.internal", "ip-10-0-3-19.ec2.internal", SCRIPT)
+        slow = {5: {SCRIPT: 5.0}, 12: dict.fromkeys(hosts, 3.0)}.get(i, {})
+        set_stage_hosts(app, 2, {h: [900.0 * slow.get(h, 1.0), 1_100.0 * slow.get(h, 1.0)] for h in hosts})
     localize_template(TEMPLATE, None)
     return runs
 
@@ -67,6 +71,8 @@ def _read_and_open(browser: Visit, device: str) -> None:
     sentence = words(section.locator(".stage-sentences li").first.inner_text())
     assert sentence.startswith(f"Stage 2 (count at job.py:57 {SCRIPT}) is the outlier in runs ")
     assert "\u00d7 its usual" in sentence  # a multiplication sign
+    assert f"its tasks on host {SCRIPT} took 5.0\u00d7 the others'" in sentence
+    assert "it was slow on every host" in sentence
     assert words(section.locator(".stage-categories").inner_text()).count("over the 15 % that triggers a look") == 1
     section.locator(".stage-localization").scroll_into_view_if_needed()
     browser.shot(f"stage-anomalies-{device}")

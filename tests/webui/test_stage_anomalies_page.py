@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from analyzer.stage_localization import localize_template
-from tests.factories import NOW, make_recurring_runs
+from tests.factories import NOW, make_recurring_runs, set_stage_hosts
 
 pytestmark = pytest.mark.django_db
 
@@ -131,3 +131,68 @@ def test_runs_without_a_template_show_no_section(client: Client) -> None:
 
     assert "Runs (3)" in html
     assert 'id="stage-anomalies"' not in html
+
+
+def spread_stage_2(runs: list[Any], slow_host_in: dict[int, str], everywhere: set[int]) -> None:
+    """Stage 2 of each run as three tasks on each of four hosts; in run i, host slow_host_in[i] 4x the others, or
+    every host 3x in the runs of ``everywhere``."""
+    hosts = ("node-1", "node-2", "node-3", slow_host_in.get(3, "node-4"))
+    for i, run in enumerate(runs):
+        per_host = {
+            h: [1_000.0 * (4.0 if slow_host_in.get(i) == h else 3.0 if i in everywhere else 1.0)] * 3 for h in hosts
+        }
+        set_stage_hosts(run, 2, per_host)
+
+
+def test_the_sentence_names_the_slow_host_of_one_run_and_says_every_host_for_another(client: Client) -> None:
+    runs = make_recurring_runs(TEMPLATE, durations(12, slow={3: 3.0, 8: 3.0}), names=NAMES)
+    spread_stage_2(runs, {3: "node-4"}, everywhere={8})
+    localize_template(TEMPLATE, None)
+
+    text = section(history(client, template=TEMPLATE))
+
+    link_3 = f'<a href="{reverse("webui:app_report", args=[runs[3].pk])}" title="{runs[3].app_id}">the run of '
+    assert re.search(
+        re.escape(link_3) + r"[^<]+</a> its tasks on host <span class=\"mono host-name\">node-4</span> took "
+        r"4\.0\u00d7 the others'",
+        text,
+    )
+    assert re.search(r"</a> it was slow on every host", text)
+
+
+def test_a_stage_slow_on_every_host_in_every_outlier_run_says_so_once(client: Client) -> None:
+    runs = make_recurring_runs(TEMPLATE, durations(12, slow={3: 3.0, 8: 3.0}), names=NAMES)
+    spread_stage_2(runs, {}, everywhere={3, 8})
+    localize_template(TEMPLATE, None)
+
+    text = section(history(client, template=TEMPLATE))
+
+    assert "; in each it was slow on every host." in text
+    assert "its tasks on host" not in text
+    assert "\u00d7 its usual, slow on every host</span>" in text  # the categories table too
+
+
+def test_hostile_host_names_are_escaped(client: Client) -> None:
+    runs = make_recurring_runs(TEMPLATE, durations(12, slow={3: 3.0}), names=NAMES)
+    spread_stage_2(runs, {3: SCRIPT}, everywhere=set())
+    localize_template(TEMPLATE, None)
+
+    html = history(client, template=TEMPLATE)
+
+    assert SCRIPT not in html
+    assert '<span class="mono host-name">&lt;script&gt;alert(&#x27;XSS&#x27;)&lt;/script&gt;</span> took' in section(
+        html
+    )
+
+
+def test_a_named_host_that_is_usually_slower_shows_its_usual(client: Client) -> None:
+    runs = make_recurring_runs(TEMPLATE, durations(12, slow={3: 3.0}), names=NAMES)
+    hosts = ("node-1", "node-2", "node-3", "node-4")
+    for i, run in enumerate(runs):
+        usual = {"node-4": 2.0 * (4.0 if i == 3 else 1.0)}
+        set_stage_hosts(run, 2, {h: [1_000.0 * usual.get(h, 1.0)] * 3 for h in hosts})
+    localize_template(TEMPLATE, None)
+
+    text = section(history(client, template=TEMPLATE))
+
+    assert "node-4</span> took 8.0\u00d7 the others' (usually 2.0\u00d7)." in text

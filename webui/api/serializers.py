@@ -234,8 +234,27 @@ class TaskDurationHistogramField(serializers.JSONField):
     """A stage's stored task-duration histogram, documented with its shape."""
 
 
+HOST_TASK_TIMES_SCHEMA = {
+    "type": "object",
+    "description": "Successful tasks with a known host: totals over every host, and [host, tasks, task_ms] for at "
+    "most 16 hosts with the highest mean task time, slowest first. Empty when no task had a host.",
+    "properties": {
+        "n_hosts": {"type": "integer"},
+        "n_tasks": {"type": "integer"},
+        "task_ms": {"type": "integer"},
+        "hosts": {"type": "array", "items": {"type": "array", "items": {}}},
+    },
+}
+
+
+@extend_schema_field(HOST_TASK_TIMES_SCHEMA)
+class HostTaskTimesField(serializers.JSONField):
+    """A stage's stored task times per host, documented with its shape."""
+
+
 class StageSerializer(ReadModelSerializer[StageSummary]):
     task_duration_histogram = TaskDurationHistogramField(read_only=True)
+    host_task_times = HostTaskTimesField(read_only=True)
 
     class Meta:
         model = StageSummary

@@ -3,7 +3,8 @@
 Reads what ``analyzer.stage_localization`` stored (hourly by beat, or ``manage.py localize_stages``): per
 (template, cluster) its categories (runs with one stage signature), each one's run-time CV against alpha and
 whether it was analysed, the anomalous stages with their cosine and outlier runs (each with its app id, end, how
-many times slower than usual, and its web report and API URLs), the cross-category ranking, and one sentence per
+many times slower than usual, the hosts whose tasks were slow in it or that it was slow on every host, and its web
+report and API URLs), the cross-category ranking, and one sentence per
 anomalous stage. 404 when nothing is stored. The history API embeds the same objects (``stage_anomalies``)
 when asked (``stage_anomalies=true``).
 """
@@ -33,12 +34,36 @@ _COMMON = {
 }
 
 
+class SlowHostSerializer(serializers.Serializer[Any]):
+    host = serializers.CharField()
+    ratio = serializers.FloatField(
+        help_text="Its mean task time in the stage over the mean of the stage's other tasks."
+    )
+    usual = serializers.FloatField(
+        allow_null=True,
+        help_text="The same ratio's median in the runs where the stage was not the outlier; null: "
+        "the host is not listed there.",
+    )
+    tasks = serializers.IntegerField(help_text="Its successful tasks in the stage.")
+
+
+class RunHostsSerializer(serializers.Serializer[Any]):
+    # A string, not a choice field: drf-spectacular would name its enum after "verdict", which another schema uses.
+    verdict = serializers.CharField(
+        help_text='"hosts": the slow hosts are named; "everywhere": the stage was slow on every host (none stands '
+        'out beyond its usual); "unknown": fewer than 3 hosts (local mode) or no host information.',
+    )
+    n_hosts = serializers.IntegerField(help_text="Hosts the stage's successful tasks ran on in this run.")
+    slow_hosts = SlowHostSerializer(many=True, help_text="Slowest first; empty unless verdict is hosts.")
+
+
 class OutlierRunSerializer(serializers.Serializer[Any]):
     run_id = serializers.CharField(help_text="The run's id in the stored result (the stored app's id).")
     app_id = serializers.CharField()
     attempt_id = serializers.CharField()
     end = serializers.DateTimeField(allow_null=True, help_text="When the run ended.")
     slowdown = serializers.FloatField(help_text="About how many times longer than usual the stage took in this run.")
+    hosts = RunHostsSerializer(help_text="Where the stage's tasks were slow in this run.")
     report_url = serializers.SerializerMethodField(help_text="The run's report in the web UI; null when unknown.")
     url = serializers.SerializerMethodField(help_text="The run's API detail; null when unknown.")
 
@@ -101,7 +126,7 @@ class StageLocalizationSerializer(serializers.Serializer[Any]):
     n_runs = serializers.IntegerField()
     n_categories = serializers.IntegerField()
     n_anomalous = serializers.IntegerField(help_text="Categories with an anomalous stage.")
-    params = serializers.DictField(help_text="alpha, beta, min_runs, min_effect.")
+    params = serializers.DictField(help_text="alpha, beta, min_runs, min_effect, host_factor.")
     reason = serializers.CharField(help_text='Why nothing could be analysed; "" otherwise.')
     sentences = serializers.ListField(child=serializers.CharField(), help_text="One per anomalous stage.")
     categories = CategorySerializer(many=True)
@@ -151,8 +176,9 @@ class StageAnomaliesView(APIView):
         description="The stored stage anomaly localization (CloudDiag: robust PCA over runs x stage durations in "
         "log space) of the template's latest successful runs, one per cluster: categories (runs with one stage "
         "signature) with their run-time CV against alpha, anomalous stages with their cosine and outlier runs "
-        "(how many times slower than usual, report URLs), the ranking across categories, and one sentence per "
-        "anomalous stage. Computed hourly for templates with new runs (manage.py localize_stages now).",
+        "(how many times slower than usual, the slow hosts or 'every host', report URLs), the ranking across "
+        "categories, and one sentence per anomalous stage. Computed hourly for templates with new runs "
+        "(manage.py localize_stages now).",
         parameters=[StageAnomaliesQuerySerializer],
         responses={
             **_COMMON,

@@ -7,8 +7,9 @@ template, or every template, now, however few its runs (a category with too few 
 ``--cluster NAME`` narrows to one cluster (``--cluster ""``: apps read from files).
 
 Prints per template: its categories (stage signatures) with their runs, run-time CV against alpha and whether
-they were analysed, the anomalous stages, and one sentence per anomalous stage. Exit status 0; 1 when
-``--template`` names a template without a finished, successful run.
+they were analysed, the anomalous stages, and one sentence per anomalous stage: its outlier runs and, where the
+stage's tasks say (3 hosts or more), the hosts whose tasks were slow in each run or that it was slow on every
+host. Exit status 0; 1 when ``--template`` names a template without a finished, successful run.
 """
 
 from __future__ import annotations

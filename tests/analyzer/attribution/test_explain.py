@@ -1,8 +1,11 @@
+import copy
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import analyzer.attribution as attr
+from analyzer.attribution.confidence import ConfidenceThresholds
 from analyzer.attribution.explain import Decomposer, rank_causes, slow_way_z
 
 
@@ -131,3 +134,19 @@ def test_unusual_causes_lead_and_rank_among_themselves_by_effect() -> None:
     slow_z = {"failures": 5.0, "memory_gc": 3.5, "contention": 1.2}
     order = rank_causes(effects, slow_z, slowdown_s=40.0, baseline_s=100.0)
     assert order == ["memory_gc", "failures", "contention"]
+
+
+def test_a_slower_run_whose_measured_features_all_stayed_usual_is_rated_low_confidence(model) -> None:
+    b = model.baselines
+    i = next(k for k, t in enumerate(b.templates) if not b.borrowed[k])
+    row: dict[str, object] = {"template": b.templates[i], "runtime": 3.0 * float(b.runtime[i])}
+    row.update({f: float(v) for f, v in zip(b.numeric, b.center[i], strict=True)})  # every value at its median
+    row.update({f: str(v) for f, v in zip(b.categorical, b.modes[i], strict=True)})
+    # Thresholds so loose that the prediction error alone would never say Low: the missing evidence must.
+    lenient = copy.copy(model)
+    lenient.confidence = ConfidenceThresholds(low_error=50.0, high_error=100.0)
+    [explanation] = attr.explain(lenient, pd.DataFrame([row]))
+    assert explanation.confidence.level == "low"
+    assert "outside the measured features" in explanation.confidence.message
+    [same_run_paper] = attr.explain(lenient, pd.DataFrame([row]), "paper")  # the paper's mode keeps its own rule
+    assert same_run_paper.confidence.level != "low"
