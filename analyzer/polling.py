@@ -605,17 +605,33 @@ def backfill_windows(start_ms: int, end_ms: int, window_ms: int) -> list[tuple[i
     return [(lo, min(lo + window_ms, end_ms)) for lo in range(start_ms, end_ms, window_ms)]
 
 
+def _rearm(source: Source, keys: set[tuple[str, str]]) -> None:
+    """The listed apps that are done or failed wait again (a fresh budget); claimed ones stay with their worker."""
+    finished = AppClaim.objects.filter(
+        cluster=source.cluster_id,
+        app_id__in={app_id for app_id, _ in keys},
+        state__in=[ClaimState.DONE, ClaimState.FAILED],
+    ).values_list("pk", "app_id", "attempt_id")
+    ids = [pk for pk, app_id, attempt_id in finished if (app_id, attempt_id) in keys]
+    AppClaim.objects.filter(pk__in=ids, state__in=[ClaimState.DONE, ClaimState.FAILED]).update(
+        state=ClaimState.RETRY, tries=0, next_try_at=None
+    )
+
+
 def source_backfill(
     source: Source,
     windows: Sequence[tuple[int, int]],
     *,
     on_window: Callable[[int], object] | None = None,
+    reanalyze: bool = False,
 ) -> BackfillResult:
     """Lists a past range window by window and records its apps once; the checkpoint is left alone.
 
     Apps already recorded (by polling or an earlier backfill) are not recorded again; the ids returned are
-    those of the range's apps still waiting, for the caller to analyze here or enqueue. ``on_window(n)`` is
-    called after each window with the apps it listed (a progress bar).
+    those of the range's apps still waiting, for the caller to analyze here or enqueue. With ``reanalyze`` the
+    range's apps already analyzed (or given up on) wait again too, with a fresh budget: after an upgrade, their
+    stored reports gain what the new version computes. A claim a live worker holds is left to it. ``on_window(n)``
+    is called after each window with the apps it listed (a progress bar).
     """
     result = BackfillResult(label=f"{source.cluster.name}/{source.backend}")
     for window in windows:
@@ -634,6 +650,8 @@ def source_backfill(
             result.listed += len(refs)
             result.recorded += len(claims_record(source, refs))
             keys = {(ref.app_id[:255], (ref.attempt_id or "")[:64]) for ref in refs}
+            if reanalyze:
+                _rearm(source, keys)
             waiting = AppClaim.objects.filter(
                 cluster=source.cluster_id, app_id__in={app_id for app_id, _ in keys}, state=ClaimState.RETRY
             ).values_list("pk", "app_id", "attempt_id")

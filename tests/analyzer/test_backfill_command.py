@@ -130,3 +130,19 @@ def test_a_source_that_cannot_be_listed_exits_1_naming_it(tmp_path: Path) -> Non
 
     assert code == 1
     assert "hindsight: broken/eventlog-dir:" in err
+
+
+def test_reanalyze_analyzes_the_ranges_analyzed_apps_again_and_only_those(source: Source) -> None:
+    first = run("prod", "--since", str(START_MS), "--until", str(START_MS + 3 * DAY_MS), "--window", "24")
+    analyzed_at = dict(AnalyzedApp.objects.values_list("app_id", "analyzed_at"))
+    again = run(
+        "prod", "--since", str(START_MS), "--until", str(START_MS + 3 * DAY_MS), "--window", "24", "--reanalyze"
+    )
+
+    assert first[0] == again[0] == 0
+    assert sorted(line.split(": ")[1].split()[0] for line in again[1].splitlines()) == sorted([ROLLING, PLAIN])
+    assert AnalyzedApp.objects.count() == 2  # the same rows, updated in place
+    for app_id, at in AnalyzedApp.objects.values_list("app_id", "analyzed_at"):
+        assert at > analyzed_at[app_id]
+    assert set(AppClaim.objects.values_list("state", flat=True)) == {ClaimState.DONE}
+    assert "2 to analyze: analyzed 2" in again[2]

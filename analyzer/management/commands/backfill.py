@@ -1,10 +1,13 @@
-"""``manage.py backfill CLUSTER --since T [--until T] [--backend B] [--window H] [--enqueue] [--format text|json]``.
+"""``manage.py backfill CLUSTER --since T [--until T] [--backend B] [--window H] [--enqueue] [--reanalyze]``.
 
 Analyzes the apps a cluster's sources list as finished in a past range: each enabled source (or only those of
 backend ``B``) is listed window by window (``--window`` hours, default 1), every app is recorded once exactly
 as polling records it (an app polling or an earlier backfill already recorded is not analyzed again), then the
-apps still waiting are analyzed here, or with ``--enqueue`` handed to the Celery workers. Source checkpoints are
-not moved. Progress bars (listing, then analysis) go to stderr when it is a terminal; ``--no-progress`` hides them.
+apps still waiting are analyzed here, or with ``--enqueue`` handed to the Celery workers. ``--reanalyze`` analyzes
+the range's already analyzed (or failed) apps again: after an upgrade, their reports gain what the new version
+computes (for example the per-host z-scores, executor anomalies and stage host times of issue 7). Source
+checkpoints are not moved. Progress bars (listing, then analysis) go to stderr when it is a terminal;
+``--no-progress`` hides them. ``--format text|json`` chooses the output.
 
 Times are ISO 8601 (``2026-11-01``, ``2026-11-01T06:00:00Z``; no zone means UTC) or epoch milliseconds.
 Output: with ``--format json`` one JSON Lines object per analyzed app (the shape of ``poll --format json``), else
@@ -56,6 +59,11 @@ class Command(BaseCommand):
         parser.add_argument("--backend", metavar="B", help="only the sources of this backend (e.g. spark-history)")
         parser.add_argument("--window", type=float, default=1.0, metavar="H", help="listing window, hours")
         parser.add_argument("--enqueue", action="store_true", help="hand the apps to the Celery workers")
+        parser.add_argument(
+            "--reanalyze",
+            action="store_true",
+            help="analyze again the range's apps already analyzed (after an upgrade: their reports gain what it adds)",
+        )
         parser.add_argument("--no-progress", action="store_true", help="no progress bars")
         parser.add_argument("--format", dest="output_format", choices=("text", "json"), default="text")
 
@@ -86,7 +94,9 @@ class Command(BaseCommand):
         for source in ordered:
             label = f"{cluster.name}/{source.backend}"
             with tqdm(total=len(windows), desc=f"{label} listing", unit="window", disable=quiet or None) as bar:
-                result = source_backfill(source, windows, on_window=lambda _n: bar.update(1))
+                result = source_backfill(
+                    source, windows, on_window=lambda _n: bar.update(1), reanalyze=options["reanalyze"]
+                )
             failed_listing = failed_listing or bool(result.errors)
             for message in result.errors[:5]:
                 self.stderr.write(f"hindsight: {printable(label)}: {printable(message)}")
