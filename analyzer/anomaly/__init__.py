@@ -11,29 +11,71 @@ Pure library (numpy, pandas; no Django, no analyzer.models), evaluated on its ow
 Results are frozen dataclasses with ``to_dict()`` giving JSON-ready dictionaries.
 """
 
-from analyzer.anomaly.executors import (
-    FEATURES,
-    ExecutorInputError,
-    ExecutorRanking,
-    ExecutorScore,
-    Feature,
-    FeatureScore,
-    LeftOut,
-    executor_features,
-    rank_executors,
-)
-from analyzer.anomaly.rpca import RPCAResult, default_lambda, robust_pca
-from analyzer.anomaly.stages import (
-    CategoryResult,
-    LocalizationResult,
-    StageFinding,
-    StageInputError,
-    StageRank,
-    analyse_category,
-    coefficient_of_variation,
-    column_cosines,
-    localize,
-)
+# Names load on first use (PEP 562): importing one submodule, as the analysis pipeline does for every app, must not
+# pay for the others (scipy.stats alone takes ~2 s to import).
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from analyzer.anomaly.executors import (
+        FEATURES,
+        ExecutorInputError,
+        ExecutorRanking,
+        ExecutorScore,
+        Feature,
+        FeatureScore,
+        LeftOut,
+        executor_features,
+        rank_executors,
+    )
+    from analyzer.anomaly.rpca import RPCAResult, default_lambda, robust_pca
+    from analyzer.anomaly.stages import (
+        CategoryResult,
+        LocalizationResult,
+        StageFinding,
+        StageInputError,
+        StageRank,
+        analyse_category,
+        coefficient_of_variation,
+        column_cosines,
+        localize,
+    )
+
+_LAZY: dict[str, str] = {
+    "ExecutorInputError": "analyzer.anomaly.executors",
+    "ExecutorRanking": "analyzer.anomaly.executors",
+    "ExecutorScore": "analyzer.anomaly.executors",
+    "FEATURES": "analyzer.anomaly.executors",
+    "Feature": "analyzer.anomaly.executors",
+    "FeatureScore": "analyzer.anomaly.executors",
+    "LeftOut": "analyzer.anomaly.executors",
+    "RPCAResult": "analyzer.anomaly.rpca",
+    "default_lambda": "analyzer.anomaly.rpca",
+    "executor_features": "analyzer.anomaly.executors",
+    "rank_executors": "analyzer.anomaly.executors",
+    "robust_pca": "analyzer.anomaly.rpca",
+    "CategoryResult": "analyzer.anomaly.stages",
+    "LocalizationResult": "analyzer.anomaly.stages",
+    "StageFinding": "analyzer.anomaly.stages",
+    "StageInputError": "analyzer.anomaly.stages",
+    "StageRank": "analyzer.anomaly.stages",
+    "analyse_category": "analyzer.anomaly.stages",
+    "coefficient_of_variation": "analyzer.anomaly.stages",
+    "column_cosines": "analyzer.anomaly.stages",
+    "localize": "analyzer.anomaly.stages",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "FEATURES",

@@ -9,7 +9,14 @@ ranking; level-0 hosts significantly slower than the fleet are the stragglers.
     snapshot.hosts; snapshot.stragglers; snapshot.n_levels; snapshot.to_dict()
 """
 
-from analyzer.stragglers.fit import FAMILIES, fit_full
+# The fitting and ranking names load on first use (PEP 562): the analysis pipeline imports ``frame`` for every app
+# and must not pay for scipy.stats (~2 s to import). ``levels`` is both a submodule and a function: imported eagerly,
+# the function wins, as it always did.
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from analyzer.stragglers.frame import (
     HOST_SAMPLE_MAX,
     REQUIRED_COLUMNS,
@@ -22,7 +29,30 @@ from analyzer.stragglers.frame import (
     with_zscores,
 )
 from analyzer.stragglers.levels import levels, levels_reference
-from analyzer.stragglers.rank import HOST_COLUMNS, INTERVALS, RankingConfig, StragglerSnapshot, rank_hosts
+
+if TYPE_CHECKING:
+    from analyzer.stragglers.fit import FAMILIES, fit_full
+    from analyzer.stragglers.rank import HOST_COLUMNS, INTERVALS, RankingConfig, StragglerSnapshot, rank_hosts
+
+_LAZY: dict[str, str] = {
+    "FAMILIES": "analyzer.stragglers.fit",
+    "HOST_COLUMNS": "analyzer.stragglers.rank",
+    "INTERVALS": "analyzer.stragglers.rank",
+    "RankingConfig": "analyzer.stragglers.rank",
+    "StragglerSnapshot": "analyzer.stragglers.rank",
+    "fit_full": "analyzer.stragglers.fit",
+    "rank_hosts": "analyzer.stragglers.rank",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "FAMILIES",
