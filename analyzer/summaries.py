@@ -195,13 +195,15 @@ def stage_row(stage: StageAttempt, hosts: Sequence[str] = ()) -> StageRow:
     """One stage attempt; ``hosts`` is the app's host list (``SparkApp.hosts``) that task ``host`` codes index."""
     tasks = stage.tasks
     counted = _with_metrics(tasks)
+    succeeded = tasks.succeeded
+    succeeded_ms = tasks.duration_ms[succeeded]
     return StageRow(
         stage_id=stage.stage_id,
         attempt_id=stage.attempt_id,
         name=stage.name,
         status=stage.status,
         num_tasks=stage.num_tasks,
-        num_complete_tasks=int(tasks.succeeded.sum()),
+        num_complete_tasks=int(succeeded.sum()),
         num_failed_tasks=int(_failed(tasks).sum()),
         num_killed_tasks=int(tasks.killed.sum()),
         submission_ms=stage.submission_ms,
@@ -221,10 +223,10 @@ def stage_row(stage: StageAttempt, hosts: Sequence[str] = ()) -> StageRow:
         memory_bytes_spilled=_sum(tasks.memory_bytes_spilled, counted),
         disk_bytes_spilled=_sum(tasks.disk_bytes_spilled, counted),
         peak_execution_memory=int(tasks.peak_execution_memory.max()) if len(tasks) else 0,
-        task_duration_quantiles=spark_quantiles(tasks.duration_ms[tasks.succeeded], SUMMARY_QUANTILES),
+        task_duration_quantiles=spark_quantiles(succeeded_ms, SUMMARY_QUANTILES),
         failure_reason=stage.failure_reason,
-        task_duration_histogram=duration_histogram(tasks.duration_ms[tasks.succeeded]),
-        host_task_times=host_task_times(tasks.host[tasks.succeeded], tasks.duration_ms[tasks.succeeded], hosts),
+        task_duration_histogram=duration_histogram(succeeded_ms),
+        host_task_times=host_task_times(tasks.host[succeeded], succeeded_ms, hosts),
     )
 
 

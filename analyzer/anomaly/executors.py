@@ -39,13 +39,15 @@ from __future__ import annotations
 
 import warnings as python_warnings
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd  # type: ignore[import-untyped]
 
 from analyzer.appmodel.spark import SparkApp, TaskStatus
+
+if TYPE_CHECKING:  # pandas loads only where a frame is built: the per-app analysis path needs none
+    import pandas as pd  # type: ignore[import-untyped]
 
 DEFAULT_MIN_EXECUTORS = 10
 DEFAULT_MIN_FEATURES = 4
@@ -131,8 +133,9 @@ class ExecutorRanking:
         return asdict(self)
 
 
-def executor_features(app: SparkApp) -> pd.DataFrame:
-    """The per-executor feature frame of a parsed Spark app (driver and executors with no task end excluded).
+def executor_feature_records(app: SparkApp) -> list[dict[str, Any]]:
+    """One dict per executor of a parsed Spark app (executor_id, host, each feature), as ``executor_features``' rows
+    (driver and executors with no task end excluded); numpy only, for the per-app analysis.
 
     Counted like analyzer.summaries.executor_rows: resubmitted task ends carry no metrics.
     """
@@ -171,8 +174,7 @@ def executor_features(app: SparkApp) -> pd.DataFrame:
         ):
             weights = cat(column)[counted].astype(np.float64)
             sums[name] = np.bincount(ec, weights=weights, minlength=n)[:n].astype(np.float64)
-        peak = pd.Series(cat("peak_execution_memory")[counted].astype(np.float64)).groupby(ec).max()
-        sums["peak_execution_memory"][peak.index.to_numpy()] = np.maximum(peak.to_numpy(), 0.0)
+        np.maximum.at(sums["peak_execution_memory"], ec, cat("peak_execution_memory")[counted].astype(np.float64))
     rows = []
     for i, executor_id in enumerate(app.executor_ids):
         info = app.executors.get(executor_id)
@@ -183,8 +185,19 @@ def executor_features(app: SparkApp) -> pd.DataFrame:
         heap = info.peak_metrics.get("JVMHeapMemory") if info else None
         row["jvm_heap_peak_bytes"] = float(heap) if heap is not None else np.nan
         rows.append(row)
+    return rows
+
+
+def executor_features(app: SparkApp) -> pd.DataFrame:
+    """The per-executor feature frame of a parsed Spark app (driver and executors with no task end excluded).
+
+    Counted like analyzer.summaries.executor_rows: resubmitted task ends carry no metrics.
+    """
+    import pandas as pd
+
     columns = ["executor_id", "host", *(f.name for f in FEATURES)]
-    return pd.DataFrame(rows, columns=columns).astype({f.name: np.float64 for f in FEATURES})
+    frame = pd.DataFrame(executor_feature_records(app), columns=columns)
+    return frame.astype({f.name: np.float64 for f in FEATURES})
 
 
 def _per_task(values: FloatArray, names: list[str]) -> FloatArray:
@@ -194,6 +207,8 @@ def _per_task(values: FloatArray, names: list[str]) -> FloatArray:
 
 
 def _numeric_features(frame: pd.DataFrame) -> list[str]:
+    import pandas as pd
+
     return [str(c) for c in frame.columns if c not in RESERVED and pd.api.types.is_numeric_dtype(frame[c])]
 
 
@@ -425,20 +440,23 @@ DEFAULT_SERIES_SEED = 7
 
 def feature_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """The feature frame as JSON-ready rows (NaN -> None): what is stored and used as another run's reference."""
-    rows: list[dict[str, Any]] = []
-    for record in frame.to_dict(orient="records"):
-        row: dict[str, Any] = {}
-        for key, value in record.items():
-            if isinstance(value, float | np.floating):
-                row[str(key)] = float(value) if np.isfinite(value) else None
-            else:
-                row[str(key)] = None if value is None else str(value) if key in ("executor_id", "host") else value
-        rows.append(row)
-    return rows
+    return [_json_row(record) for record in frame.to_dict(orient="records")]
+
+
+def _json_row(record: dict[Any, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    for key, value in record.items():
+        if isinstance(value, float | np.floating):
+            row[str(key)] = float(value) if np.isfinite(value) else None
+        else:
+            row[str(key)] = None if value is None else str(value) if key in ("executor_id", "host") else value
+    return row
 
 
 def features_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Stored feature rows back as the frame ``rank_executors`` reads (None -> NaN, missing features -> NaN)."""
+    import pandas as pd
+
     frame = pd.DataFrame(list(rows))
     for name in ("executor_id", "host"):
         frame[name] = frame[name].fillna("").astype(str) if name in frame.columns else ""
@@ -535,4 +553,8 @@ def task_series(
 
 def analysis_input(app: SparkApp, max_tasks: int = DEFAULT_SERIES_MAX_TASKS) -> dict[str, Any]:
     """What an app's analysis keeps for its executor ranking at storage: feature rows and the task series."""
-    return {"features": feature_rows(executor_features(app)), "series": task_series(app, max_tasks)}
+    # Straight from the records, as feature_rows(executor_features(app)) gives them, without building a frame.
+    return {
+        "features": [_json_row(record) for record in executor_feature_records(app)],
+        "series": task_series(app, max_tasks),
+    }

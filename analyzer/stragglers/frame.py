@@ -25,13 +25,15 @@ sample of their z-scores.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd  # type: ignore[import-untyped]
 
 from analyzer.appmodel import MapReduceApp, MRTaskColumns, SparkApp, TaskColumns
+
+if TYPE_CHECKING:  # pandas loads only where a frame is built: the per-app samples need none
+    import pandas as pd  # type: ignore[import-untyped]
 
 REQUIRED_COLUMNS: Final = ("host", "group", "duration_ms", "finish_ms")
 
@@ -45,6 +47,8 @@ class TaskFrameError(ValueError):
 
 def validate(tasks: pd.DataFrame) -> None:
     """A frame with ``z`` (z-scores already computed, see ``with_zscores``) needs only host, z and finish_ms."""
+    import pandas as pd
+
     needed = ("host", "z", "finish_ms") if "z" in tasks.columns else REQUIRED_COLUMNS
     missing = [c for c in needed if c not in tasks.columns]
     if missing:
@@ -66,6 +70,8 @@ def task_frame_from_arrays(
     ``duration_ms``, ``finish_ms`` columns) or MapReduce ``MRPhase.tasks`` concatenated, with ``group`` the
     running number of the stage attempt or phase and ``host`` mapped to names through ``app.hosts``.
     """
+    import pandas as pd
+
     arrays = {
         "host": np.asarray(host),
         "group": np.asarray(group),
@@ -99,6 +105,8 @@ def sibling_zscores(group: npt.ArrayLike, duration: npt.ArrayLike, min_group_tas
     about 2 s for 10M tasks). Durations that are NaN or negative (unfinished tasks) are NaN and are not
     counted as siblings.
     """
+    import pandas as pd
+
     if min_group_tasks < 2:
         raise ValueError("min_group_tasks must be at least 2 (a standard deviation needs two tasks)")
     t = np.asarray(duration, dtype=np.float64)
@@ -140,6 +148,8 @@ def task_frame_from_app(app: SparkApp | MapReduceApp, key: str | None = None) ->
     runs); so are local-mode Spark apps (every task on one machine: nothing to compare) and tasks whose host
     is unknown.
     """
+    import pandas as pd
+
     parts: list[pd.DataFrame] = []
     hosts = np.asarray(app.hosts, dtype=object)
     if isinstance(app, MapReduceApp):
@@ -164,6 +174,8 @@ def task_frame_from_app(app: SparkApp | MapReduceApp, key: str | None = None) ->
 def _part(
     host: npt.NDArray[np.object_], group: str, cols: TaskColumns | MRTaskColumns, keep: npt.NDArray[np.bool_]
 ) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame(
         {
             "host": host,
@@ -176,6 +188,8 @@ def _part(
 
 def with_zscores(tasks: pd.DataFrame, min_group_tasks: int = 5) -> pd.DataFrame:
     """(host, z, finish_ms) of the tasks whose group could be normalized: what to keep per analyzed app."""
+    import pandas as pd
+
     validate(tasks)
     zs = sibling_zscores(tasks["group"].to_numpy(), tasks["duration_ms"].to_numpy(), min_group_tasks)
     keep = np.isfinite(zs.z)
@@ -224,6 +238,22 @@ def _sibling_groups(app: SparkApp | MapReduceApp) -> list[tuple[IntArray, FloatA
     return groups
 
 
+def _one_group_zscores(duration: FloatArray, min_group_tasks: int) -> FloatArray:
+    """``sibling_zscores`` of one sibling group, in numpy alone (no factorizing): the per-app samples' hot path."""
+    t = np.asarray(duration, dtype=np.float64)
+    ok = np.isfinite(t) & (t >= 0)
+    z = np.full(t.shape[0], np.nan)
+    count = int(np.count_nonzero(ok))
+    if count < min_group_tasks:
+        return z
+    mean = float(t[ok].sum()) / count
+    dev = t[ok] - mean
+    std = float(np.sqrt(float((dev * dev).sum()) / (count - 1)))
+    if std > 1e-12 * max(abs(mean), 1.0):
+        z[ok] = dev / std
+    return z
+
+
 def host_task_samples(
     app: SparkApp | MapReduceApp, max_samples: int = HOST_SAMPLE_MAX, min_group_tasks: int = 5, seed: int = 0
 ) -> tuple[HostTasks, ...]:
@@ -241,7 +271,7 @@ def host_task_samples(
     z_parts: list[FloatArray] = []
     duration_parts: list[FloatArray] = []
     for host, duration in _sibling_groups(app):
-        z = sibling_zscores(np.zeros(duration.shape[0], dtype=np.int64), duration, min_group_tasks).z
+        z = _one_group_zscores(duration, min_group_tasks)
         ok = np.isfinite(z)
         if ok.any():
             host_parts.append(host[ok])
