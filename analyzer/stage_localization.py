@@ -729,3 +729,21 @@ def localization_views(*, templates: Sequence[str], cluster: str = "") -> list[d
     rows = stored_localizations(templates=templates, cluster=cluster)
     newest = _newest_ends(rows)
     return [localization_view(row, newest.get((row.template, row.cluster_id))) for row in rows]
+
+
+def history_section(by: str, value: str, cluster: str) -> dict[str, Any]:
+    """The history's "Which stage was the outlier?" section: the stored localization of each template of the runs
+    (a flow's: one line per job's template), and the templates not computed yet with their successful runs."""
+    templates = templates_for_history(by, value, cluster)
+    views = localization_views(templates=templates, cluster=cluster)
+    computed = {view["template"] for view in views}
+    missing = [t for t in templates if t not in computed]
+    counts = qualifying_run_counts(templates=missing, cluster=cluster) if missing else {}
+    config = localization_settings()
+    return {
+        "views": views,
+        "missing": [{"template": t, "runs": counts.get(t, 0)} for t in missing],
+        "min_runs": config.min_runs,
+        "alpha": config.alpha,
+        "compact": by == "flow_def_id",
+    }

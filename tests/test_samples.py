@@ -10,21 +10,19 @@ straggler-host ranking, the executor anomaly ranking and stage anomaly localizat
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from statistics import median
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
 import pytest
 import zstandard
+from script_modules import load_script
 
 import heuristics
 from analyzer.appmodel.spark import SparkApp, TaskColumns
@@ -34,17 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
 
 
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("generate_samples", REPO / "scripts" / "generate_samples.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-GENERATOR = _generator()
+GENERATOR = load_script(REPO / "scripts" / "generate_samples.py", "generate_samples")
 SCENARIOS = {scenario.name: scenario for scenario in GENERATOR.SCENARIOS}
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import timedelta
 from functools import cached_property
-from typing import Any
 
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
@@ -193,27 +192,9 @@ def history(request: HttpRequest) -> HttpResponse:
         "latest_first": points[::-1],
         "strip": strip,
         "chart_data": selectors.history_chart_data(points),
-        "stage_anomalies": _stage_anomalies(by, data[by], cluster) if points else None,
+        "stage_anomalies": stage_localization.history_section(by, data[by], cluster) if points else None,
     }
     return render(request, "webui/history.html", context)
-
-
-def _stage_anomalies(by: str, value: str, cluster: str) -> dict[str, Any]:
-    """The history's "Which stage was the outlier?" section: the stored localization of each template of the runs
-    (a flow's: one line per job's template), and the templates not computed yet with their successful runs."""
-    templates = stage_localization.templates_for_history(by, value, cluster)
-    views = stage_localization.localization_views(templates=templates, cluster=cluster)
-    computed = {view["template"] for view in views}
-    missing = [t for t in templates if t not in computed]
-    counts = stage_localization.qualifying_run_counts(templates=missing, cluster=cluster) if missing else {}
-    config = stage_localization.localization_settings()
-    return {
-        "views": views,
-        "missing": [{"template": t, "runs": counts.get(t, 0)} for t in missing],
-        "min_runs": config.min_runs,
-        "alpha": config.alpha,
-        "compact": by == "flow_def_id",
-    }
 
 
 @require_safe

@@ -15,8 +15,9 @@ Results are frozen dataclasses with ``to_dict()`` giving JSON-ready dictionaries
 # pay for the others (scipy.stats alone takes ~2 s to import).
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from analyzer.lazy_exports import lazy_getattr
 
 if TYPE_CHECKING:
     from analyzer.anomaly.executors import (
@@ -68,13 +69,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

@@ -14,9 +14,9 @@ ranking; level-0 hosts significantly slower than the fleet are the stragglers.
 # the function wins, as it always did.
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from analyzer.lazy_exports import lazy_getattr
 from analyzer.stragglers.frame import (
     HOST_SAMPLE_MAX,
     REQUIRED_COLUMNS,
@@ -45,13 +45,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

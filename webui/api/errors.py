@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -17,6 +18,22 @@ class ErrorDetailSerializer(serializers.Serializer[Any]):
 
 class ErrorSerializer(serializers.Serializer[Any]):
     error = ErrorDetailSerializer()
+
+
+BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="A query parameter is invalid.")
+NOT_FOUND = OpenApiResponse(ErrorSerializer, description="Nothing matches.")
+# Every endpoint may answer these: sign-in required (HINDSIGHT_API_AUTH=token) and too many requests.
+COMMON = {
+    401: OpenApiResponse(ErrorSerializer, description="Credentials required (HINDSIGHT_API_AUTH=token)."),
+    403: OpenApiResponse(ErrorSerializer, description="Credentials refused."),
+    429: OpenApiResponse(ErrorSerializer, description="Throttled: too many requests."),
+}
+TRUE_VALUES = frozenset({"1", "true", "yes", "on"})
+
+
+def query_flag(value: str | None) -> bool:
+    """A yes/no query parameter: 1, true, yes or on (any case) is yes; anything else, or none, is no."""
+    return (value or "").strip().lower() in TRUE_VALUES
 
 
 def error_body(code: str, message: str, field: str | None = None) -> dict[str, Any]:

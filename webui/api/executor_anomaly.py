@@ -17,9 +17,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analyzer.executor_anomaly import api_answer
-from webui.api.views import COMMON, NOT_FOUND, app_rows
-
-TRUE = {"1", "true", "yes", "on"}
+from webui.api.errors import COMMON, NOT_FOUND, query_flag
+from webui.api.views import APP_CHOICE_PARAMETERS, app_rows
 
 
 class AppRefSerializer(serializers.Serializer[Any]):
@@ -73,13 +72,12 @@ class AppExecutorAnomalyView(APIView):
         "executors), its warnings and the executors left out. available is false, with the reason, for MapReduce "
         "jobs and apps analyzed before the ranking existed. The app is chosen as for the app detail.",
         parameters=[
-            OpenApiParameter("attempt", str, description="An attempt id (e.g. 1, 2)."),
-            OpenApiParameter("cluster", str, description="A cluster name."),
+            *APP_CHOICE_PARAMETERS,
             OpenApiParameter("series", bool, description="1 adds the per-task series sample."),
         ],
         responses={**COMMON, 200: ExecutorAnomalySerializer, 404: NOT_FOUND},
     )
     def get(self, request: Request, app_id: str) -> Response:
         rows, _ = app_rows(request, app_id)
-        with_series = request.query_params.get("series", "").strip().lower() in TRUE
+        with_series = query_flag(request.query_params.get("series"))
         return Response(ExecutorAnomalySerializer(api_answer(rows[0], with_series=with_series)).data)

@@ -16,18 +16,12 @@ from rest_framework.views import APIView
 
 from analyzer import host_ranking
 from analyzer.models import HostRankingSnapshot
-from webui.api.errors import ErrorSerializer, error_body
+from webui.api.errors import BAD_REQUEST, COMMON, ErrorSerializer, error_body
 
 MAX_LIMIT: Final = 1000
 DEFAULT_LIMIT: Final = 100
 
 NO_SNAPSHOT = OpenApiResponse(ErrorSerializer, description="No snapshot of that cluster and window, or no such host.")
-BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="A query parameter is invalid.")
-COMMON = {
-    401: OpenApiResponse(ErrorSerializer, description="Credentials required (HINDSIGHT_API_AUTH=token)."),
-    403: OpenApiResponse(ErrorSerializer, description="Credentials refused."),
-    429: OpenApiResponse(ErrorSerializer, description="Throttled: too many requests."),
-}
 
 
 class SnapshotFactsSerializer(serializers.Serializer[Any]):

@@ -23,15 +23,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analyzer import stage_localization
-from webui.api.errors import ErrorSerializer
+from webui.api.errors import COMMON, ErrorSerializer, query_flag
 from webui.api.serializers import HistorySerializer
-
-# 401/403/429 as every endpoint (webui/api/views.py COMMON; not imported from there, which imports this module).
-_COMMON = {
-    401: OpenApiResponse(ErrorSerializer, description="Credentials required (HINDSIGHT_API_AUTH=token)."),
-    403: OpenApiResponse(ErrorSerializer, description="Credentials refused."),
-    429: OpenApiResponse(ErrorSerializer, description="Throttled: too many requests."),
-}
 
 
 class SlowHostSerializer(serializers.Serializer[Any]):
@@ -155,7 +148,7 @@ STAGE_ANOMALIES_PARAMETER = OpenApiParameter(
 
 
 def wants_stage_anomalies(request: Request) -> bool:
-    return request.query_params.get("stage_anomalies", "").strip().lower() in {"1", "true", "yes", "on"}
+    return query_flag(request.query_params.get("stage_anomalies"))
 
 
 class StageAnomaliesQuerySerializer(serializers.Serializer[Any]):
@@ -181,7 +174,7 @@ class StageAnomaliesView(APIView):
         "(manage.py localize_stages now).",
         parameters=[StageAnomaliesQuerySerializer],
         responses={
-            **_COMMON,
+            **COMMON,
             200: StageAnomaliesSerializer,
             400: OpenApiResponse(ErrorSerializer, description="A query parameter is invalid."),
             404: OpenApiResponse(ErrorSerializer, description="No stored localization of that template."),

@@ -24,7 +24,7 @@ from analyzer import ondemand, selectors
 from analyzer.claims import claims_retry, cluster_failed_claims
 from analyzer.models import AnalyzedApp, Cluster, Severity
 from webui.api import serializers as api
-from webui.api.errors import ErrorSerializer, error_body
+from webui.api.errors import BAD_REQUEST, COMMON, NOT_FOUND, ErrorSerializer, error_body
 from webui.api.filters import AppFilter
 from webui.api.pagination import CappedLimitOffsetPagination
 from webui.api.stage_anomalies import (
@@ -35,15 +35,6 @@ from webui.api.stage_anomalies import (
 )
 
 logger = logging.getLogger(__name__)
-
-BAD_REQUEST = OpenApiResponse(ErrorSerializer, description="A query parameter is invalid.")
-NOT_FOUND = OpenApiResponse(ErrorSerializer, description="Nothing matches.")
-# Every endpoint may answer these: sign-in required (HINDSIGHT_API_AUTH=token) and too many requests.
-COMMON = {
-    401: OpenApiResponse(ErrorSerializer, description="Credentials required (HINDSIGHT_API_AUTH=token)."),
-    403: OpenApiResponse(ErrorSerializer, description="Credentials refused."),
-    429: OpenApiResponse(ErrorSerializer, description="Throttled: too many requests."),
-}
 
 
 class AppListView(generics.ListAPIView[AnalyzedApp]):
@@ -75,6 +66,13 @@ def _app_not_found(request: Request, app_id: str) -> exceptions.NotFound:
     return exceptions.NotFound(f"No analyzed app {app_id[:300]!r}{chosen[:300]}. It may not be analyzed yet.")
 
 
+# attempt= and cluster= choose among the stored rows of one app id (app_rows), on every apps/<id> endpoint.
+APP_CHOICE_PARAMETERS = [
+    OpenApiParameter("attempt", str, description="An attempt id (e.g. 1, 2)."),
+    OpenApiParameter("cluster", str, description="A cluster name."),
+]
+
+
 def app_rows(request: Request, app_id: str) -> tuple[list[AnalyzedApp], bool]:
     """The stored rows of ``app_id`` as ``attempt=`` and ``cluster=`` narrow them (the first is the one shown),
     and whether they were narrowed; 404 when there is none."""
@@ -94,10 +92,7 @@ class AppDetailView(APIView):
         description="The app id may carry an application_ or job_ prefix, or none. When several attempts or "
         "sources hold the id, the latest ended one is shown and every one is listed under attempts; "
         "attempt= and cluster= choose.",
-        parameters=[
-            OpenApiParameter("attempt", str, description="An attempt id (e.g. 1, 2)."),
-            OpenApiParameter("cluster", str, description="A cluster name."),
-        ],
+        parameters=APP_CHOICE_PARAMETERS,
         responses={**COMMON, 200: api.AppDetailSerializer, 404: NOT_FOUND},
     )
     def get(self, request: Request, app_id: str) -> Response:
@@ -119,10 +114,7 @@ class AppAttributionView(APIView):
         "/attribution/ in the web UI lists the versions). available is false, with the reason, when there is no "
         "model yet, the app is not a recurring job, or the explanation failed (warning true). The app is chosen "
         "as for the app detail.",
-        parameters=[
-            OpenApiParameter("attempt", str, description="An attempt id (e.g. 1, 2)."),
-            OpenApiParameter("cluster", str, description="A cluster name."),
-        ],
+        parameters=APP_CHOICE_PARAMETERS,
         responses={**COMMON, 200: api.AttributionSerializer, 404: NOT_FOUND},
     )
     def get(self, request: Request, app_id: str) -> Response:

@@ -2,32 +2,21 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pandas as pd
 import pytest
+from script_modules import load_script
 
 import analyzer.attribution as attr
 
 GENERATOR = Path(__file__).resolve().parents[3] / "benchmarks" / "attribution" / "generate_histories.py"
 
 
-def _load_generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("attribution_generate_histories", GENERATOR)
-    assert spec
-    assert spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="session")
 def gen() -> ModuleType:
-    return _load_generator()
+    return load_script(GENERATOR, "attribution_generate_histories")
 
 
 @pytest.fixture(scope="session")

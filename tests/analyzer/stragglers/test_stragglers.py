@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -12,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from script_modules import load_script
 
 import analyzer.stragglers as st
 from analyzer.appmodel import SparkApp, StageAttempt, TaskColumns, TaskStatus
@@ -22,13 +21,7 @@ GENERATOR = Path(__file__).resolve().parents[3] / "benchmarks" / "stragglers" / 
 
 @pytest.fixture(scope="module")
 def gen() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("stragglers_generate_tasks", GENERATOR)
-    assert spec
-    assert spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(GENERATOR, "stragglers_generate_tasks")
 
 
 def healthy_frame(rng: np.random.Generator, hosts: int = 200, groups: int = 400, size: int = 100) -> pd.DataFrame:
