@@ -1,6 +1,6 @@
 """Admin: browse and delete stored analyses (read-only: results come from the analyzer only); manage clusters.
 
-Sources are edited through ``analyzer.sources.source_spec``, like the command line and the sources file. Their
+Sources are edited through ``analyzer.ingestion.sources.source_spec``, like the command line and the sources file. Their
 secrets are write-only here: never listed, never echoed in a form, kept when the field is left blank. App claims
 (what polling listed, analyzed or gave up on) are read-only, with one action: retry the selected apps.
 """
@@ -16,6 +16,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from analyzer.ingestion.sources import SourceConfigError, SourceSpec, check_address, mask_secrets, source_spec
 from analyzer.models import (
     AnalyzedApp,
     AppClaim,
@@ -27,7 +28,6 @@ from analyzer.models import (
     StageSummary,
 )
 from analyzer.services import app_delete
-from analyzer.sources import SourceConfigError, SourceSpec, check_address, mask_secrets, source_spec
 
 
 class ReadOnlyMixin:
@@ -311,7 +311,7 @@ class AppClaimAdmin(admin.ModelAdmin):
     @admin.action(description="Retry the selected apps", permissions=["change"])
     def retry_selected(self, request: HttpRequest, queryset: QuerySet[AppClaim]) -> None:
         # Imported here: polling pulls in the whole analysis stack, which browsing the admin never needs.
-        from analyzer.polling import claims_retry
+        from analyzer.ingestion.polling import claims_retry
 
         selected = list(queryset.values_list("pk", flat=True))
         reset = claims_retry(selected)

@@ -1,6 +1,6 @@
 """Storage of analysis results (Django ORM).
 
-Not to be confused with ``analyzer.appmodel``, the in-memory model of an application that heuristics read.
+Not to be confused with ``appmodel``, the in-memory model of an application that heuristics read.
 Raw per-task arrays are never stored as rows: a report keeps heuristic findings and per-stage and
 per-executor summaries. Re-analyzing the same (source, app id, attempt) updates one ``AnalyzedApp``.
 """
@@ -39,7 +39,7 @@ class AnalyzedApp(models.Model):
     user = models.CharField(max_length=255, blank=True, default="")
     queue = models.CharField(max_length=255, blank=True, default="")
     job_type = models.CharField(max_length=64, blank=True, default="")
-    # Scheduler linkage and the recurring job's key (analyzer.jobinfo); "" / no scheduler for ad hoc apps.
+    # Scheduler linkage and the recurring job's key (analysis.jobinfo); "" / no scheduler for ad hoc apps.
     scheduler = models.CharField(max_length=32, blank=True, default="")
     flow_def_id = models.CharField(max_length=255, blank=True, default="")
     flow_def_url = models.CharField(max_length=800, blank=True, default="")
@@ -51,7 +51,7 @@ class AnalyzedApp(models.Model):
     job_exec_url = models.CharField(max_length=800, blank=True, default="")
     job_name = models.CharField(max_length=255, blank=True, default="")
     template = models.CharField(max_length=255, blank=True, default="")
-    # The shape of the app's stage DAG (analyzer.anomaly.signature): runs of one template with one signature form a
+    # The shape of the app's stage DAG (analysis.stages.signature): runs of one template with one signature form a
     # category of the stage anomaly localization (issue 7). "" when the app has no stages.
     stage_signature = models.CharField(max_length=64, blank=True, default="")
     # Share of the app's task time on hosts the first straggler ranking after its end flagged (issue 7), set by
@@ -65,7 +65,7 @@ class AnalyzedApp(models.Model):
     severity = models.PositiveSmallIntegerField(choices=Severity.choices, default=Severity.NONE)
     score = models.IntegerField(default=0)
     runtime_ms = models.BigIntegerField(null=True, blank=True)
-    # GiB-hours, see analyzer.metrics; null when the log does not tell (no start time, unknown lifetimes).
+    # GiB-hours, see analysis.metrics; null when the log does not tell (no start time, unknown lifetimes).
     used_gb_hours = models.FloatField(null=True, blank=True)
     wasted_gb_hours = models.FloatField(null=True, blank=True)
     metrics = models.JSONField(default=dict)
@@ -75,7 +75,7 @@ class AnalyzedApp(models.Model):
     # The cluster a polled app came from; null for logs analyzed from files.
     cluster = models.ForeignKey("Cluster", on_delete=models.SET_NULL, null=True, blank=True, related_name="apps")
     # The ResourceManager's view of the app (queue, allocated resources, memory and vcore seconds, final status),
-    # joined from the cluster's yarn-rm source; {} when there is none. See analyzer.yarn_join.
+    # joined from the cluster's yarn-rm source; {} when there is none. See analyzer.ingestion.yarn_join.
     yarn = models.JSONField(default=dict, blank=True)
     analysis_ms = models.IntegerField(null=True, blank=True)  # fetch + analysis time of the last run (not storage)
     analyzed_at = models.DateTimeField(auto_now=True)
@@ -264,7 +264,7 @@ class Source(models.Model):
     last_success_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True, default="")  # secrets masked before it is stored
     # Apps a server lists late (a History Server still parsing a big log when the window passed) are caught by
-    # listing the last ``relist_lookback_s`` again every few minutes; 0 turns it off. See analyzer.polling.
+    # listing the last ``relist_lookback_s`` again every few minutes; 0 turns it off. See analyzer.ingestion.polling.
     relist_lookback_s = models.PositiveIntegerField(default=3600)
     relisted_at = models.DateTimeField(null=True, blank=True)
     # What the backend remembers between listings (e.g. logs seen in progress), so a restart forgets nothing.
@@ -357,7 +357,7 @@ class AttributionModelVersion(models.Model):
     The model lives in the database (``blob``) rather than a file so it survives fresh clones, backups and several
     web hosts without a shared directory; it is about 10 MB at 100k runs and only the last
     ``HINDSIGHT_ATTRIBUTION_KEEP_VERSIONS`` are kept. The newest version whose held-out ``mare`` passes
-    ``HINDSIGHT_ATTRIBUTION_MAX_MARE`` serves (``analyzer.attribution_data.serving_version``).
+    ``HINDSIGHT_ATTRIBUTION_MAX_MARE`` serves (``analyzer.attribution.selectors.serving_version``).
     """
 
     created_at = models.DateTimeField(default=timezone.now)
@@ -413,7 +413,7 @@ class AppHostTasks(models.Model):
 
 
 class HostRankingSnapshot(models.Model):
-    """One straggler ranking of one cluster's hosts over one window (``analyzer.stragglers.rank_hosts``).
+    """One straggler ranking of one cluster's hosts over one window (``analysis.hosts.rank_hosts``).
 
     ``snapshot`` is the library's ``StragglerSnapshot.to_dict()`` (every host's indicators, level and straggler
     flag, the level-0 histograms); the per-host rows are also kept as ``HostRank`` for trends and lookups.
@@ -460,7 +460,7 @@ class HostRank(models.Model):
 
 
 class ExecutorAnomalyReport(models.Model):
-    """The executor anomaly ranking of one app (``analyzer.anomaly.executors``) and what its panel draws.
+    """The executor anomaly ranking of one app (``analysis.executors``) and what its panel draws.
 
     ``features``: one object per executor (executor_id, host and each feature's value); ``series``: a sample of
     the app's tasks (time, executor, per-task feature values) for the selected feature's time series;
@@ -478,7 +478,7 @@ class ExecutorAnomalyReport(models.Model):
 
 
 class StageLocalization(models.Model):
-    """Stage anomaly localization of one template's recent runs (``analyzer.anomaly.stages.localize``).
+    """Stage anomaly localization of one template's recent runs (``analysis.stages.localize.localize``).
 
     ``result`` is ``LocalizationResult.to_dict()`` with run ids mapped to stored apps (``runs``: run id -> app pk,
     app id, end). Recomputed when the template has runs newer than ``latest_end``.

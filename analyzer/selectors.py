@@ -19,9 +19,8 @@ from django.db.models.expressions import Subquery
 from django.db.models.functions import RowNumber
 from django.utils.dateparse import parse_datetime
 
-from analyzer.jobinfo import FIELDS as JOB_FIELDS
-from analyzer.masking import MASK, mask_secrets
-from analyzer.metrics import metric_definitions
+from analysis.jobinfo import FIELDS as JOB_FIELDS
+from analysis.metrics import metric_definitions
 from analyzer.models import (
     AnalyzedApp,
     AppClaim,
@@ -34,6 +33,7 @@ from analyzer.models import (
     Source,
     StageSummary,
 )
+from appmodel.redaction import MASK, mask_secrets
 
 # Prefixes that name the same YARN application: Spark and YARN say application_, MapReduce says job_.
 APP_ID_PREFIXES: Final[tuple[str, ...]] = ("application_", "job_")
@@ -411,7 +411,7 @@ KEY_METRICS: Final[dict[str, str]] = {
     "core_utilization": "Core utilization",
     "first_task_delay_ms": "First task delay",
 }
-# analyzer.metrics unit names -> display units.
+# analysis.metrics unit names -> display units.
 _UNITS: Final[dict[str, str]] = {"ms": "ms", "GiB-hours": "gb_hours", "bytes": "bytes"}
 
 
@@ -1654,26 +1654,26 @@ def history_chart_data(points: Sequence[HistoryPoint]) -> dict[str, Any]:
 
 
 def app_attribution(app: AnalyzedApp) -> dict[str, Any]:
-    """Why ``app`` ran slower than usual, by the serving attribution model (``analyzer.attribution_data``).
+    """Why ``app`` ran slower than usual, by the serving attribution model (``analyzer.attribution.selectors``).
 
     Plain data for the report panel and the API: ``available`` and the ``explanation`` (or a ``reason`` when
     there is none: no model yet, no template, a failure), and the baseline runs it is compared with. Never raises.
     """
-    from analyzer.attribution_data import app_attribution as explain_app  # pandas and sklearn load on first use
+    from analyzer.attribution.selectors import app_attribution as explain_app  # pandas and sklearn load on first use
 
     return explain_app(app).to_dict()
 
 
 def attribution_chart(attribution: dict[str, Any]) -> dict[str, Any] | None:
     """The report's bar chart data of an :func:`app_attribution` answer; None when there is nothing to draw."""
-    from analyzer.attribution_data import attribution_chart as chart
+    from analyzer.attribution.selectors import attribution_chart as chart
 
     return chart(attribution)
 
 
 def attribution_versions() -> dict[str, Any]:
     """Stored attribution model versions, newest first, with which one serves and the MARE bar."""
-    from analyzer.attribution_data import max_mare, serving_version
+    from analyzer.attribution.selectors import max_mare, serving_version
 
     serving = serving_version()
     versions = list(AttributionModelVersion.objects.defer("blob").order_by("-created_at", "-pk"))

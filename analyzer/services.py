@@ -18,7 +18,8 @@ from typing import Any, Final
 import orjson
 from django.db import connection, models, transaction
 
-from analyzer.executor_anomaly import executor_anomaly_store
+from analysis.pipeline import AnalysisReport, plain
+from analyzer.executors.services import executor_anomaly_store
 from analyzer.models import (
     AnalyzedApp,
     AppHostTasks,
@@ -28,7 +29,6 @@ from analyzer.models import (
     HeuristicResult,
     StageSummary,
 )
-from analyzer.pipeline import AnalysisReport, plain
 
 ELLIPSIS: Final = "..."
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)

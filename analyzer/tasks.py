@@ -1,4 +1,4 @@
-"""Celery tasks: thin. Each loads what it needs by id and calls ``analyzer.polling``; retries live here only.
+"""Celery tasks: thin. Each loads what it needs by id and calls ``analyzer.ingestion.polling``; retries live here only.
 
 Beat runs ``poll_due_sources`` every few seconds: it enqueues one ``poll_source_task`` per source whose interval
 has passed, and one ``analyze_app_task`` per recorded app whose (re)try is due or whose worker died
@@ -20,8 +20,8 @@ from django.db import OperationalError
 from django.utils import timezone
 
 import heuristics
+from analyzer.ingestion.polling import analyze_claim, claims_sweep, poll_source, sources_due
 from analyzer.models import Source
-from analyzer.polling import analyze_claim, claims_sweep, poll_source, sources_due
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ def analyze_app_task(self: Task, claim_id: int) -> dict[str, Any]:
 @shared_task
 def train_attribution_task() -> dict[str, Any]:
     """Trains and stores a slowdown-attribution model (beat: daily by default); too little history is no error."""
-    from analyzer.attribution_service import TooFewRuns, attribution_train
+    from analyzer.attribution.services import TooFewRuns, attribution_train
 
     try:
         trained = attribution_train()
@@ -111,7 +111,7 @@ def train_attribution_task() -> dict[str, Any]:
 @shared_task
 def localize_stages_task() -> dict[str, Any]:
     """Stage anomaly localization of every template with new runs (beat: hourly by default), a bounded number."""
-    from analyzer.stage_localization import localize_due
+    from analyzer.stages.services import localize_due
 
     stored = localize_due()
     pairs = [[s.template, s.cluster_id] for s in stored]
@@ -121,7 +121,7 @@ def localize_stages_task() -> dict[str, Any]:
 @shared_task
 def rank_hosts_task() -> dict[str, Any]:
     """Stores a straggler-host snapshot of every cluster and window (beat: hourly by default); no tasks is no error."""
-    from analyzer.host_ranking import rank_hosts_snapshots
+    from analyzer.hosts.services import rank_hosts_snapshots
 
     outcomes = rank_hosts_snapshots()
     return {

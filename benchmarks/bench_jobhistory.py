@@ -4,7 +4,7 @@
    500th map failed) is served by the STUB JobHistory Server of ``tests/jhs_stub.py`` (no real one can run here),
    in its own process so that client and server do not share one interpreter lock. It is fetched through
    ``fetchers.jobhistory`` with the task sample on (``--sample``, default 1000 a phase) and off (every task),
-   then analyzed (``analyzer.pipeline.analyze``: heuristics, metrics, job info). Printed: requests made, fetch
+   then analyzed (``analysis.pipeline.analyze``: heuristics, metrics, job info). Printed: requests made, fetch
    seconds, requests per second, analysis seconds, the most requests the stub saw in flight.
 2. Files: a large ``.jhist`` is generated from the real Sleep job (its map-task events repeated with new task ids
    to ``--jhist-tasks`` maps) and read with ``fetchers.jhist.read_job_stream``. Printed: MB, seconds, MB/s,
@@ -63,7 +63,7 @@ def _serve(maps: int, reduces: int, latency_s: float, conn: Connection) -> None:
 
 def bench_rest(maps: int, reduces: int, sample: int, concurrency: int, latency_ms: float) -> list[dict[str, Any]]:
     import heuristics
-    from analyzer.pipeline import analyze
+    from analysis.pipeline import analyze
     from fetchers.jobhistory import JobHistoryBackend
 
     suite = heuristics.load_suite()

@@ -215,8 +215,8 @@ def bench(
     common.database_reset()
     common.broker_flush()
 
+    from analyzer.ingestion.sources import cluster_add
     from analyzer.models import AnalyzedApp
-    from analyzer.sources import cluster_add
 
     result: dict[str, Any] = {
         "apps_requested": apps,

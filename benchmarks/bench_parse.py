@@ -3,7 +3,7 @@
 The child is ``python -c`` with nothing imported beforehand, so the wall time includes interpreter start-up
 and imports, as the History Server's includes JVM start-up. Throughput is uncompressed MB (10^6 bytes) per
 wall-clock second; peak RSS is the child's ru_maxrss (os.wait4). The analysis is
-``analyzer.pipeline.analyze(app, heuristics.load_suite())`` when the pipeline exists, else
+``analysis.pipeline.analyze(app, heuristics.load_suite())`` when the pipeline exists, else
 ``load_suite().evaluate(app)``; it needs no database.
 
     .venv/bin/python benchmarks/bench_parse.py LOG [--uncompressed-bytes N]
@@ -39,7 +39,7 @@ except Exception as exc:
     suite = None
     out["errors"].append(f"heuristics: {type(exc).__name__}: {exc}")
 try:
-    from analyzer.pipeline import analyze
+    from analysis.pipeline import analyze
 except ImportError:
     analyze = None
 out["import_seconds"] = time.perf_counter() - t0
@@ -81,7 +81,7 @@ for outcome in read_apps(Path(sys.argv[1])):
     t = time.perf_counter()
 out["parse_seconds"] = parse
 out["analysis_seconds"] = analysis
-out["analyzed_with"] = "analyzer.pipeline.analyze" if analyze else "heuristics.load_suite().evaluate"
+out["analyzed_with"] = "analysis.pipeline.analyze" if analyze else "heuristics.load_suite().evaluate"
 print(json.dumps(out))
 """
 

@@ -4,7 +4,7 @@
    already there; each log's mtime (the eventlog-dir backend's end time) is set in the last half hour, so one
    listing window holds them all.
 2. A fresh PostgreSQL database ``hindsight_bench`` (127.0.0.1:5432, user postgres) is created and migrated; a
-   cluster ``bench`` with one eventlog-dir source over the stream is added (``analyzer.sources.cluster_add``).
+   cluster ``bench`` with one eventlog-dir source over the stream is added (``analyzer.ingestion.sources.cluster_add``).
 3. Production run mode: a real ``celery -A config worker`` (prefork, ``--concurrency`` = the cores), Redis broker:
    a private ``redis-server`` on a free 127.0.0.1 port (Redis databases share one pub/sub space, and other test
    runs use the shared server's databases, so a db of its own is not isolated enough). One ``poll_source_task``
@@ -282,7 +282,7 @@ def stamp_mtimes(manifest: dict[str, Any]) -> None:
 
 def cluster_for(stream_dir: Path) -> int:
     """The ``bench`` cluster with one eventlog-dir source over ``stream_dir``; the source's id."""
-    from analyzer.sources import cluster_add
+    from analyzer.ingestion.sources import cluster_add
 
     cluster = cluster_add("bench", eventlog_dirs=[str(stream_dir)])
     return int(cluster.sources.get().pk)
@@ -400,7 +400,7 @@ def phase_split(manifest: dict[str, Any], apps: int) -> dict[str, Any]:
     """CPU seconds of each step for the first ``apps`` apps, in this process without a profiler: reading the log,
     the analysis, storing the report (into the bench database, replacing what a run stored)."""
     import heuristics
-    from analyzer.pipeline import analyze
+    from analysis.pipeline import analyze
     from analyzer.services import report_store
     from fetchers.spark_eventlog import read_apps
 

@@ -420,7 +420,7 @@ class Filler:
             "job_exec_id": job_exec,
             "job_exec_url": [f"https://sched.example/jobruns/{je}" if je else "" for je in job_exec],
             "job_name": template,
-            # analyzer.jobinfo's key: <type>:<scheduler>:<job def> when scheduled, else <type>:@<user>:<name>.
+            # analysis.jobinfo's key: <type>:<scheduler>:<job def> when scheduled, else <type>:@<user>:<name>.
             "template": [
                 f"{t}:{sc}:{jd}" if jd else f"{t}:@{shape.users[int(u)]}:{nm}"
                 for t, sc, jd, u, nm in zip(

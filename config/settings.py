@@ -96,11 +96,11 @@ HINDSIGHT_HEURISTICS_FILE = os.environ.get("HINDSIGHT_HEURISTICS_FILE") or None
 # How far back a new source's first poll looks when it has no checkpoint yet.
 HINDSIGHT_INITIAL_LOOKBACK_S = int(os.environ.get("HINDSIGHT_INITIAL_LOOKBACK_S", "3600"))
 HINDSIGHT_REDACTION_PATTERNS = [p for p in os.environ.get("HINDSIGHT_REDACTION_PATTERNS", "").split(",") if p]
-# YAML overriding analyzer/jobinfo_defaults.yaml: job-type rules, schedulers, template-key patterns.
+# YAML overriding analysis/jobinfo_defaults.yaml: job-type rules, schedulers, template-key patterns.
 HINDSIGHT_JOBINFO_FILE = os.environ.get("HINDSIGHT_JOBINFO_FILE") or None
-# Exactly-once analysis (analyzer/polling.py): fetches of one app before it is stored as failed, the exponential
-# backoff between them (base doubling up to a cap, with jitter), how long a claim may be held before another
-# worker takes it over (above the task time limit, so a live analysis is never taken), and how long an enqueued
+# Exactly-once analysis (analyzer/ingestion/polling.py): fetches of one app before it is stored as failed, the
+# exponential backoff between them (base doubling up to a cap, with jitter), how long a claim may be held before
+# another worker takes it over (above the task time limit, so a live analysis is never taken), and how long an enqueued
 # app may wait in the broker before the sweeper enqueues it again (its message may have been lost).
 HINDSIGHT_FETCH_BUDGET = int(os.environ.get("HINDSIGHT_FETCH_BUDGET", "5"))
 HINDSIGHT_RETRY_BASE_S = float(os.environ.get("HINDSIGHT_RETRY_BASE_S", "15"))
@@ -132,7 +132,7 @@ HINDSIGHT_ATTRIBUTION_TRAIN_EVERY_S = float(os.environ.get("HINDSIGHT_ATTRIBUTIO
 HINDSIGHT_ATTRIBUTION_MAX_MARE = float(os.environ.get("HINDSIGHT_ATTRIBUTION_MAX_MARE", "0.25"))
 HINDSIGHT_ATTRIBUTION_KEEP_VERSIONS = int(os.environ.get("HINDSIGHT_ATTRIBUTION_KEEP_VERSIONS", "5"))
 
-# Stage anomaly localization (issue 7, analyzer/stage_localization.py; docs/DECISIONS.md "Stage anomalies in the
+# Stage anomaly localization (issue 7, analyzer/stages/services.py; docs/DECISIONS.md "Stage anomalies in the
 # product"): per (template, cluster), the latest MAX_RUNS successful runs; a category (one stage signature) is
 # analysed when it has MIN_RUNS runs and its run-time CV is above ALPHA; a stage is anomalous when cos(M_i, L_i) is
 # below BETA and a run is at least MIN_EFFECT slower than expected there. Beat recomputes pairs with new runs every
@@ -148,7 +148,7 @@ HINDSIGHT_STAGE_LOCALIZATION_EVERY_S = float(os.environ.get("HINDSIGHT_STAGE_LOC
 # (and this many times its usual ratio in the other runs).
 HINDSIGHT_STAGE_LOCALIZATION_HOST_FACTOR = float(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_HOST_FACTOR", "1.5"))
 
-# Straggler hosts (issue 7, docs/DECISIONS.md "Straggler hosts in the product"; analyzer.host_ranking): every
+# Straggler hosts (issue 7, docs/DECISIONS.md "Straggler hosts in the product"; analyzer.hosts.services): every
 # RANK_EVERY_S, beat ranks each cluster's hosts over each of WINDOWS ("<n>h" or "<n>d") from the z-score samples
 # stored per app; a host needs MIN_HOST_TASKS z-scores in the window to be ranked, and is a straggler when on level 0
 # its mean z is at least MIN_EFFECT above the fleet's and significant at ALPHA (Benjamini-Hochberg); EXTREME_Z is the
@@ -233,17 +233,17 @@ CELERY_BEAT_SCHEDULE = {
         "task": "analyzer.tasks.poll_due_sources",
         "schedule": float(os.environ.get("HINDSIGHT_BEAT_INTERVAL_S", "2")),
     },
-    # A new slowdown-attribution model on the latest window (analyzer.attribution_service).
+    # A new slowdown-attribution model on the latest window (analyzer.attribution.services).
     "train-attribution": {
         "task": "analyzer.tasks.train_attribution_task",
         "schedule": HINDSIGHT_ATTRIBUTION_TRAIN_EVERY_S,
     },
-    # Stage anomaly localization of the templates with new runs (analyzer.stage_localization.localize_due).
+    # Stage anomaly localization of the templates with new runs (analyzer.stages.services.localize_due).
     "localize-stages": {
         "task": "analyzer.tasks.localize_stages_task",
         "schedule": HINDSIGHT_STAGE_LOCALIZATION_EVERY_S,
     },
-    # Straggler-host snapshots of every cluster and window (analyzer.host_ranking).
+    # Straggler-host snapshots of every cluster and window (analyzer.hosts.services).
     "rank-hosts": {
         "task": "analyzer.tasks.rank_hosts_task",
         "schedule": HINDSIGHT_HOSTS_RANK_EVERY_S,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
-from analyzer.appmodel import MapReduceApp, SparkApp
+from appmodel import MapReduceApp, SparkApp
 
 
 class BackendError(Exception):

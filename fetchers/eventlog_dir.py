@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from analyzer.appmodel.redaction import Redactor
-from analyzer.appmodel.spark import SparkApp
+from appmodel.redaction import Redactor
+from appmodel.spark import SparkApp
 from fetchers.backends import REDACTION_PARAMETER, AppRef, Backend, BackendError, Parameter, ParameterError, register
 from fetchers.eventlog import EventLog, EventLogError, find_event_logs
 from fetchers.eventlog.codecs import HEAD_SIZE, UnknownFormat, detect_codec

@@ -11,7 +11,7 @@ the file, such as ``user.name``, and ``${env.X}`` variables are not known here);
 self-reference or too deep a chain leaves the raw value as Hadoop would (unbound: what is expanded so far), and
 is reported in one warning.
 
-Secrets: :class:`~analyzer.appmodel.redaction.Redactor`'s rules, plus Hadoop's own default
+Secrets: :class:`~appmodel.redaction.Redactor`'s rules, plus Hadoop's own default
 ``hadoop.security.sensitive-config-keys`` patterns and those the file itself sets. A value that took part of
 its text from a secret property through ``${...}`` is redacted too.
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Final
 from xml.parsers import expat
 
-from analyzer.appmodel.redaction import REDACTED, Redactor
+from appmodel.redaction import REDACTED, Redactor
 
 MAX_SUBSTITUTIONS: Final = 20  # Hadoop's Configuration.MAX_SUBST
 MAX_CONF_BYTES: Final = 64 << 20  # real job confs are tens of KB; anything this big is not one

@@ -49,7 +49,7 @@ import msgspec
 import numpy as np
 import orjson
 
-from analyzer.appmodel.mapreduce import (
+from appmodel.mapreduce import (
     COUNTER_COLUMNS,
     MR_TASK_COLUMNS,
     Counters,
@@ -61,8 +61,8 @@ from analyzer.appmodel.mapreduce import (
     MRTaskStatus,
     canonical_group,
 )
-from analyzer.appmodel.redaction import Redactor
-from analyzer.appmodel.spark import ParseStats
+from appmodel.redaction import Redactor
+from appmodel.spark import ParseStats
 from fetchers.hadoop_conf import ConfError, read_conf_xml
 
 __all__ = (

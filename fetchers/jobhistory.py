@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import quote
 
-from analyzer.appmodel.mapreduce import (
+from appmodel.mapreduce import (
     MR_TASK_COLUMNS,
     Counters,
     MapReduceApp,
@@ -47,7 +47,7 @@ from analyzer.appmodel.mapreduce import (
     canonical_group,
     counter_values,
 )
-from analyzer.appmodel.redaction import Redactor
+from appmodel.redaction import Redactor
 from fetchers.backends import (
     REDACTION_PARAMETER,
     AppRef,

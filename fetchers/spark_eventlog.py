@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from analyzer.appmodel.redaction import Redactor
-from analyzer.appmodel.spark import SparkApp
+from appmodel.redaction import Redactor
+from appmodel.spark import SparkApp
 from fetchers.eventlog import EventLogError, find_event_logs, open_lines
 from fetchers.eventlog.codecs import CHUNK_SIZE
 from fetchers.spark_events.builder import AppBuilder

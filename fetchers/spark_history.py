@@ -32,7 +32,7 @@ from urllib.parse import quote, urlsplit
 
 import requests
 
-from analyzer.appmodel.spark import SparkApp
+from appmodel.spark import SparkApp
 from fetchers.backends import REDACTION_PARAMETER, AppRef, Backend, BackendError, Parameter, ParameterError, register
 from fetchers.eventlog import EventLogError, find_event_logs
 from fetchers.http import HTTP_PARAMETERS, HttpPolicy, download, get_json, mask_url, session_for

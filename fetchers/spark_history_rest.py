@@ -36,8 +36,8 @@ from urllib.parse import quote
 import numpy as np
 import requests
 
-from analyzer.appmodel.redaction import APP_REDACTION_PROPERTY, REDACTED, Redactor, redact_url_passwords
-from analyzer.appmodel.spark import (
+from appmodel.redaction import APP_REDACTION_PROPERTY, REDACTED, Redactor, redact_url_passwords
+from appmodel.spark import (
     TASK_COLUMNS,
     AppStatus,
     Environment,

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Final
 
-from analyzer.appmodel.spark import SparkApp
+from appmodel.spark import SparkApp
 from fetchers.backends import AppRef, Backend, BackendError, Parameter, ParameterError, register
 from fetchers.http import HTTP_PARAMETERS, HttpPolicy, get_json, json_int, session_for
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from analyzer.appmodel.spark import SparkApp
+from appmodel.spark import SparkApp
 from heuristics.base import ConfigError, Heuristic, HeuristicResult
 from heuristics.config import (
     CUSTOM_KEY,

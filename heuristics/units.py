@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from analyzer.appmodel import conf
+from appmodel import conf
 
 GIB = 1 << 30
 MIB = 1 << 20

@@ -207,7 +207,7 @@ SCENARIOS: tuple[Scenario, ...] = (
 # --- the recurring set: scheduled Airflow DAG runs -------------------------------------------------------
 # A few DAGs, each a chain of PySpark tasks, run many times in one JVM: every task of every run is its own
 # SparkContext (stopped before the next starts), so its own app id and event log. Each app carries the Airflow
-# context Spark conf (`spark.airflow.ctx.*`) that analyzer/jobinfo.py maps to flow and job ids. Inputs drift and
+# context Spark conf (`spark.airflow.ctx.*`) that analysis/jobinfo.py maps to flow and job ids. Inputs drift and
 # carry seeded noise; some runs have an injected slowdown of a known cause, listed in the manifest.
 
 RECURRING_DIR = "recurring"
@@ -678,7 +678,7 @@ def _manifest_entry(task_run: TaskRun, file: str, app_id: str) -> dict[str, Any]
         "landing_rows": task_run.rows,
         "cause": task_run.cause,
         "status": "FAILED" if task_run.fails else "SUCCEEDED",
-        # What analyzer/jobinfo.py's default Airflow rules make of the app's spark.airflow.ctx.* conf.
+        # What analysis/jobinfo.py's default Airflow rules make of the app's spark.airflow.ctx.* conf.
         "flow_def_id": dag,
         "flow_exec_id": f"{dag}/{task_run.dag_run_id}",
         "job_def_id": f"{dag}/{task_run.task}",

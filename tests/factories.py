@@ -109,8 +109,8 @@ def store_spark_app(
 
     import numpy as np
 
-    from analyzer.jobinfo import JobInfo
-    from analyzer.pipeline import analyze
+    from analysis.jobinfo import JobInfo
+    from analysis.pipeline import analyze
     from analyzer.services import report_store
     from tests.spark_app_builder import build_app
 
@@ -194,11 +194,11 @@ def make_recurring_runs(
 
 def set_stage_hosts(app: AnalyzedApp, stage_id: int, task_ms: dict[str, list[float]], attempt_id: int = 0) -> Any:
     """Store where a stored stage attempt's successful tasks ran: ``task_ms`` maps each host to its tasks'
-    durations, summarized as the analysis does (``analyzer.summaries.host_task_times``)."""
+    durations, summarized as the analysis does (``analysis.summaries.host_task_times``)."""
     import numpy as np
 
+    from analysis.summaries import host_task_times
     from analyzer.models import StageSummary
-    from analyzer.summaries import host_task_times
 
     codes = np.concatenate([np.full(len(times), i) for i, times in enumerate(task_ms.values())])
     durations = np.concatenate([np.asarray(times, dtype=np.float64) for times in task_ms.values()])

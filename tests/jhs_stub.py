@@ -32,7 +32,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import numpy as np
 
-from analyzer.appmodel.mapreduce import (
+from appmodel.mapreduce import (
     COUNTER_COLUMNS,
     MR_TASK_COLUMNS,
     MapReduceApp,

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from spark_app_builder import substitute
 
-from analyzer.appmodel.mapreduce import MapReduceApp, MRJobStatus, MRPhase, MRPhaseKind, MRTaskColumns, MRTaskStatus
+from appmodel.mapreduce import MapReduceApp, MRJobStatus, MRPhase, MRPhaseKind, MRTaskColumns, MRTaskStatus
 
 __all__ = ["build_app", "substitute"]
 

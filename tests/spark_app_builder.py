@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from analyzer.appmodel.spark import (
+from appmodel.spark import (
     AppStatus,
     Environment,
     Executor,

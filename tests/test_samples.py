@@ -25,8 +25,8 @@ import zstandard
 from script_modules import load_script
 
 import heuristics
-from analyzer.appmodel.spark import SparkApp, TaskColumns
-from analyzer.pipeline import AnalysisReport, analyze
+from analysis.pipeline import AnalysisReport, analyze
+from appmodel.spark import SparkApp, TaskColumns
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
@@ -518,7 +518,7 @@ def test_tasks_on_the_slow_host_take_far_longer_than_their_siblings_elsewhere(
 def test_the_straggler_ranking_puts_the_slow_host_at_level_zero_as_the_only_straggler(
     cluster_manifest: dict[str, Any], cluster: dict[str, SparkApp]
 ) -> None:
-    from analyzer.stragglers import RankingConfig, rank_hosts, task_frame_from_app, with_zscores
+    from analysis.hosts import RankingConfig, rank_hosts, task_frame_from_app, with_zscores
 
     frame = pd.concat([with_zscores(task_frame_from_app(app)) for app in cluster.values()], ignore_index=True)
     snapshot = rank_hosts(frame, RankingConfig(window_ms=None))
@@ -533,7 +533,7 @@ def test_the_straggler_ranking_puts_the_slow_host_at_level_zero_as_the_only_stra
 
 def _executor_rankings(cluster_manifest: dict[str, Any], cluster: dict[str, SparkApp]) -> list[tuple[Any, Any]]:
     """Per app: its ranking over its peers, and over the other runs of its task as the reference."""
-    from analyzer.anomaly.executors import executor_features, rank_executors
+    from analysis.executors import executor_features, rank_executors
 
     features = {entry["file"]: executor_features(cluster[entry["file"]]) for entry in cluster_manifest["apps"]}
     rankings = []
@@ -593,7 +593,7 @@ def _stage_runs(cluster_manifest: dict[str, Any], cluster: dict[str, SparkApp]) 
 def test_stage_localization_ranks_the_slowed_stage_first_with_exactly_the_slowed_runs(
     cluster_manifest: dict[str, Any], cluster: dict[str, SparkApp]
 ) -> None:
-    from analyzer.anomaly.stages import localize
+    from analysis.stages.localize import localize
 
     result = localize(_stage_runs(cluster_manifest, cluster))
 
@@ -608,9 +608,9 @@ def test_stage_localization_ranks_the_slowed_stage_first_with_exactly_the_slowed
     assert sorted(top.outlier_runs) == expected_runs
     assert min(top.slowdown) > 2
     # Where its tasks say: slowed on every host. The slow host is ~2x its peers there, but in every run, so it
-    # is not why these runs were slow (stage localization's host rule, analyzer/stage_localization.py).
-    from analyzer.stage_localization import host_findings, summed_host_times
-    from analyzer.summaries import stage_rows
+    # is not why these runs were slow (stage localization's host rule, analyzer/stages/services.py).
+    from analysis.summaries import stage_rows
+    from analyzer.stages.services import host_findings, summed_host_times
 
     times_by_run = {
         str(entry["run"]): summed_host_times(

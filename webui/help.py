@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from analyzer import metrics as metrics_module
+from analysis import metrics as metrics_module
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from webui import host_views, views
+from webui import hosts as host_views
+from webui import views
 
 app_name = "webui"
 urlpatterns = [

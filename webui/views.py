@@ -15,9 +15,10 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
-from analyzer import ops, selectors, stage_localization
-from analyzer.executor_anomaly import executor_anomaly_panel
+from analyzer import ops, selectors
+from analyzer.executors.services import executor_anomaly_panel
 from analyzer.models import AnalyzedApp
+from analyzer.stages import services as stage_localization
 from webui import help as help_content
 from webui.api.pagination import COUNT_CAP
 from webui.forms import (

@@ -1,4 +1,4 @@
-"""Evidence for analyzer.anomaly.executors: top-1 executor and top-1 feature on injected anomalies.
+"""Evidence for analysis.executors: top-1 executor and top-1 feature on injected anomalies.
 
     .venv/bin/python benchmarks/anomaly/evaluate_executors.py               # seeds 0 1 2, 10 trials per cell
     .venv/bin/python benchmarks/anomaly/evaluate_executors.py --seeds 0 --trials 3
@@ -41,7 +41,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from analyzer.anomaly.executors import rank_executors  # noqa: E402
+from analysis.executors import rank_executors  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results.json"
 KINDS = ("gc", "fetch_wait", "cpu", "spill", "input_skew")

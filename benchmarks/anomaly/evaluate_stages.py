@@ -1,4 +1,4 @@
-"""Evidence for analyzer.anomaly.rpca and analyzer.anomaly.stages (CloudDiag).
+"""Evidence for analysis.stages.rpca and analysis.stages.localize (CloudDiag).
 
     .venv/bin/python benchmarks/anomaly/evaluate_stages.py                 # everything, seeds 0 1 2
     .venv/bin/python benchmarks/anomaly/evaluate_stages.py --seeds 0 --trials 5
@@ -34,8 +34,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from analyzer.anomaly.rpca import robust_pca  # noqa: E402
-from analyzer.anomaly.stages import DEFAULT_ALPHA, analyse_category, coefficient_of_variation  # noqa: E402
+from analysis.stages.localize import DEFAULT_ALPHA, analyse_category, coefficient_of_variation  # noqa: E402
+from analysis.stages.rpca import robust_pca  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results.json"
 # The injected stage's median share of its run's time, bucketed: the CV gate sees only whole-run times.

@@ -1,4 +1,4 @@
-"""Evidence for analyzer.attribution: cause ranking accuracy, confidence, the paper's Table 3, speed.
+"""Evidence for analysis.attribution: cause ranking accuracy, confidence, the paper's Table 3, speed.
 
     .venv/bin/python benchmarks/attribution/evaluate.py                  # everything, seeds 0 1 2
     .venv/bin/python benchmarks/attribution/evaluate.py --only accuracy --seeds 0
@@ -28,8 +28,8 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 import generate_histories as gen  # noqa: E402
 
-import analyzer.attribution as attr  # noqa: E402
-from analyzer.attribution.model import split_runs  # noqa: E402
+import analysis.attribution as attr  # noqa: E402
+from analysis.attribution.model import split_runs  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results.json"
 HELD = ("injected", "truth")

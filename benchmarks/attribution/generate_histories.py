@@ -1,4 +1,4 @@
-"""Seeded synthetic histories of recurring jobs with known causes of slowdown (for analyzer.attribution).
+"""Seeded synthetic histories of recurring jobs with known causes of slowdown (for analysis.attribution).
 
 Each template (a recurring job) has its own data size, shuffle ratio, stage count, executors, cores, memory,
 CPU cost per GB, skew, GC, contention sensitivity... Its runs vary day to day (input +/-12%, queue wait,

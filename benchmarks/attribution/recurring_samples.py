@@ -6,7 +6,7 @@
 samples/recurring holds 115 apps of 3 Airflow DAGs (7 tasks = templates) written by real Spark 4.1.1, with causes
 injected into some runs and listed in its manifest.json (samples/README.md). This is the product's path end to end:
 every log is analyzed and stored (``manage.py analyze``), the attribution frame is built from the stored analyses
-(``analyzer.attribution_data.runs_frame``), and then, for each successful run, a model is trained on every other
+(``analyzer.attribution.selectors.runs_frame``), and then, for each successful run, a model is trained on every other
 run and asked about it (leave one out):
 
 * its prediction error relative to the template's baseline (the paper's Eq. 11, per run) over the plain runs and
@@ -55,8 +55,8 @@ def main() -> None:
     import numpy as np
     from django.core.management import call_command
 
-    import analyzer.attribution as attr
-    from analyzer.attribution_data import AS_USUAL, runs_frame, training_apps
+    import analysis.attribution as attr
+    from analyzer.attribution.selectors import AS_USUAL, runs_frame, training_apps
     from analyzer.models import AnalyzedApp
 
     call_command("migrate", verbosity=0)

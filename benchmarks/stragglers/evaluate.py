@@ -1,4 +1,4 @@
-"""Evidence for analyzer.stragglers: speed, memory and straggler recovery on 10M synthetic tasks.
+"""Evidence for analysis.hosts: speed, memory and straggler recovery on 10M synthetic tasks.
 
     .venv/bin/python benchmarks/stragglers/evaluate.py                      # everything (about 10 minutes)
     .venv/bin/python benchmarks/stragglers/evaluate.py --only speed         # seed 0, timing and RSS
@@ -30,8 +30,8 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 import generate_tasks as gen  # noqa: E402
 
-import analyzer.stragglers as st  # noqa: E402
-from analyzer.stragglers import fit as fitting  # noqa: E402
+import analysis.hosts as st  # noqa: E402
+from analysis.hosts import fit as fitting  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results.json"
 DATA = ROOT / "var" / "stragglers"

@@ -23,8 +23,8 @@ import msgspec
 import numpy as np
 import orjson
 
-from analyzer.appmodel.redaction import APP_REDACTION_PROPERTY, REDACTED, Redactor, redact_url_passwords
-from analyzer.appmodel.spark import (
+from appmodel.redaction import APP_REDACTION_PROPERTY, REDACTED, Redactor, redact_url_passwords
+from appmodel.spark import (
     AppStatus,
     Executor,
     Job,

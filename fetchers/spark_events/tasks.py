@@ -22,7 +22,7 @@ import msgspec
 import numpy as np
 import orjson
 
-from analyzer.appmodel.spark import TASK_COLUMNS, Int64Array, TaskColumns, TaskStatus
+from appmodel.spark import TASK_COLUMNS, Int64Array, TaskColumns, TaskStatus
 from fetchers.eventlog import RawChunk
 from fetchers.spark_events.known_keys import EXECUTOR_METRICS, count_unknown_keys
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from analyzer.appmodel.mapreduce import MapReduceApp, MRPhase
+from appmodel.mapreduce import MapReduceApp, MRPhase
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.mapreduce.common import (
     MAPREDUCE,

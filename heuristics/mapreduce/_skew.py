@@ -6,7 +6,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from analyzer.appmodel.mapreduce import MapReduceApp, MRPhase, MRTaskColumns
+from appmodel.mapreduce import MapReduceApp, MRPhase, MRTaskColumns
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.mapreduce.common import (
     MAPREDUCE,

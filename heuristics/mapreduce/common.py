@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from analyzer.appmodel.mapreduce import MapReduceApp, MRJobStatus, MRPhase, MRPhaseKind
+from appmodel.mapreduce import MapReduceApp, MRJobStatus, MRPhase, MRPhaseKind
 from heuristics.base import Heuristic, HeuristicResult, Observed
 from heuristics.severity import Severity, Thresholds
 from heuristics.units import MIB
@@ -21,7 +21,7 @@ Floats = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
 
 PHASE_LABEL = {MRPhaseKind.MAP: "map", MRPhaseKind.REDUCE: "reduce"}
-# The (stage id, attempt) a phase stands in for in a report: maps 0, reduces 1, as analyzer.summaries numbers them.
+# The (stage id, attempt) a phase stands in for in a report: maps 0, reduces 1, as analysis.summaries numbers them.
 PHASE_STAGE = {MRPhaseKind.MAP: (0, 0), MRPhaseKind.REDUCE: (1, 0)}
 
 

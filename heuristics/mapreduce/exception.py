@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import math
 
-from analyzer.appmodel.mapreduce import MapReduceApp, MRJobStatus, MRPhase, MRPhaseKind, MRTaskStatus
+from appmodel.mapreduce import MapReduceApp, MRJobStatus, MRPhase, MRPhaseKind, MRTaskStatus
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.mapreduce.common import MAPREDUCE, PHASE_STAGE
 from heuristics.registry import register

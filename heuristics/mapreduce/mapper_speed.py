@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analyzer.appmodel.mapreduce import MapReduceApp
+from appmodel.mapreduce import MapReduceApp
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.mapreduce.common import (
     MAPREDUCE,

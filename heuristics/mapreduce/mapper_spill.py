@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from analyzer.appmodel.mapreduce import MapReduceApp
+from appmodel.mapreduce import MapReduceApp
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.mapreduce.common import (
     MAPREDUCE,

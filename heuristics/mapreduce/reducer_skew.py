@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from analyzer.appmodel.mapreduce import MapReduceApp, MRPhase, MRTaskColumns
+from appmodel.mapreduce import MapReduceApp, MRPhase, MRTaskColumns
 from heuristics.mapreduce._skew import TaskSkewBase
 from heuristics.mapreduce.common import Floats
 from heuristics.registry import register

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from analyzer.appmodel.mapreduce import MapReduceApp, MRPhase
+from appmodel.mapreduce import MapReduceApp, MRPhase
 from heuristics.mapreduce._time import TimeBase
 from heuristics.registry import register
 

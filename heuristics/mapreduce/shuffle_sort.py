@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import math
 
-from analyzer.appmodel.mapreduce import MapReduceApp
+from appmodel.mapreduce import MapReduceApp
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.mapreduce.common import (
     MAPREDUCE,

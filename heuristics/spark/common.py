@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from analyzer.appmodel.spark import Executor, SparkApp, StageAttempt
+from appmodel.spark import Executor, SparkApp, StageAttempt
 from heuristics.spark.table import task_table, weighted_bincount
 from heuristics.units import format_duration, parse_size
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from analyzer.appmodel.spark import SparkApp, TaskStatus
+from appmodel.spark import SparkApp, TaskStatus
 from heuristics.spark.table import task_table
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import re
 
-from analyzer.appmodel.spark import Executor, SparkApp
+from appmodel.spark import Executor, SparkApp
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import re
 
-from analyzer.appmodel.spark import SparkApp, StageStatus, TaskStatus
+from appmodel.spark import SparkApp, StageStatus, TaskStatus
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
 from heuristics.registry import register
 from heuristics.severity import Severity

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analyzer.appmodel.spark import SparkApp, TaskStatus
+from appmodel.spark import SparkApp, TaskStatus
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Descending, Severity

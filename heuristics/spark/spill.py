@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analyzer.appmodel.spark import SparkApp
+from appmodel.spark import SparkApp
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity

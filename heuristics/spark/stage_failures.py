@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from analyzer.appmodel.spark import SparkApp, StageStatus
+from appmodel.spark import SparkApp, StageStatus
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity

@@ -13,7 +13,7 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from analyzer.appmodel.spark import SparkApp, StageAttempt
+from appmodel.spark import SparkApp, StageAttempt
 
 Floats = npt.NDArray[np.float64]
 Bools = npt.NDArray[np.bool_]

@@ -9,9 +9,9 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from analyzer import polling
+from analyzer.ingestion import polling
+from analyzer.ingestion.sources import MASK, cluster_add
 from analyzer.models import AppClaim, ClaimState, Cluster
-from analyzer.sources import MASK, cluster_add
 
 pytestmark = pytest.mark.django_db
 

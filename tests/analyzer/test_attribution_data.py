@@ -11,8 +11,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from factories import NOW, add_finding, make_app
 
-from analyzer.attribution import FEATURES
-from analyzer.attribution_data import runs_frame, training_apps
+from analysis.attribution import FEATURES
+from analyzer.attribution.selectors import runs_frame, training_apps
 from analyzer.models import AnalyzedApp, AppType, Cluster, ExecutorSummary, StageSummary
 
 pytestmark = pytest.mark.django_db

@@ -13,9 +13,9 @@ from django.core.management import call_command
 from django.test import override_settings
 from factories import NOW, make_app
 
-from analyzer import attribution_data
-from analyzer.attribution_data import NO_MODEL, app_attribution, serving_version
-from analyzer.attribution_service import TooFewRuns, attribution_train, prune
+from analyzer.attribution import selectors as attribution_data
+from analyzer.attribution.selectors import NO_MODEL, app_attribution, serving_version
+from analyzer.attribution.services import TooFewRuns, attribution_train, prune
 from analyzer.models import AttributionModelVersion, Cluster
 from analyzer.tasks import train_attribution_task
 
@@ -156,7 +156,7 @@ def test_a_failure_in_the_library_becomes_a_warning_not_an_error(
     def broken(*_args: object, **_kwargs: object) -> None:
         raise ValueError("the model is broken")
 
-    monkeypatch.setattr("analyzer.attribution.explain", broken)
+    monkeypatch.setattr("analysis.attribution.explain", broken)
     result = app_attribution(history["spark:airflow:dag_0/task"][0])
     assert result.warning
     assert "the model is broken" in result.reason

@@ -12,9 +12,9 @@ from django.core.management.base import CommandError
 from factories import copy_log
 
 from analyzer import tasks
+from analyzer.ingestion.polling import backfill_windows, poll_once, source_backfill
+from analyzer.ingestion.sources import cluster_add
 from analyzer.models import AnalyzedApp, AppClaim, ClaimState, Source
-from analyzer.polling import backfill_windows, poll_once, source_backfill
-from analyzer.sources import cluster_add
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""Storing an app ranks its executors (analyzer.executor_anomaly): peers, reference runs, local mode, failures."""
+"""Storing an app ranks its executors (analyzer.executors.services): peers, reference runs, local mode, failures."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from factories import store_spark_app
 
-from analyzer import executor_anomaly
+from analysis.pipeline import analyze
+from analyzer.executors import services as executor_anomaly
 from analyzer.models import AnalyzedApp, Cluster, ExecutorAnomalyReport
-from analyzer.pipeline import analyze
 from analyzer.services import report_store
 from tests.spark_app_builder import build_app
 
@@ -114,7 +114,7 @@ def test_a_failing_ranking_becomes_a_warning_and_the_app_is_still_stored(monkeyp
 
 
 def test_a_failing_analysis_input_is_a_warning_and_the_panel_says_why(monkeypatch: pytest.MonkeyPatch):
-    import analyzer.anomaly.executors as library
+    import analysis.executors as library
 
     def broken(app: Any) -> None:
         raise ValueError("odd task columns")

@@ -1,4 +1,4 @@
-"""analyzer.host_ranking: snapshots built from the z-score samples stored per app, the command, the beat task."""
+"""analyzer.hosts.services: snapshots built from the z-score samples stored per app, the command, the beat task."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from django.core.management import CommandError, call_command
 from django.test import override_settings
 from factories import NOW, add_host_tasks, make_app
 
-from analyzer import host_ranking
-from analyzer.appmodel import SparkApp, StageAttempt, TaskColumns, TaskStatus
+from analysis.pipeline import analyze
+from analyzer.hosts import services as host_ranking
 from analyzer.models import AnalyzedApp, AppHostTasks, Cluster, HostRank, HostRankingSnapshot
-from analyzer.pipeline import analyze
 from analyzer.services import report_store
 from analyzer.tasks import rank_hosts_task
+from appmodel import SparkApp, StageAttempt, TaskColumns, TaskStatus
 
 pytestmark = pytest.mark.django_db
 

@@ -12,8 +12,8 @@ from django.core.management import call_command
 from spark_app_builder import build_app
 
 import heuristics
+from analysis.pipeline import analyze
 from analyzer.models import AnalyzedApp
-from analyzer.pipeline import analyze
 from analyzer.services import report_store
 
 pytestmark = pytest.mark.django_db

@@ -9,11 +9,11 @@ import orjson
 import pytest
 
 import heuristics
-from analyzer import jobinfo
-from analyzer.appmodel.mapreduce import MapReduceApp, MRJobStatus, MRPhase, MRPhaseKind, MRTaskColumns
+from analysis import jobinfo
+from analysis.pipeline import STAGE_JSON_KEYS, AnalysisReport, analyze
 from analyzer.models import AnalyzedApp, AppType, StageSummary
-from analyzer.pipeline import STAGE_JSON_KEYS, AnalysisReport, analyze
 from analyzer.services import report_store
+from appmodel.mapreduce import MapReduceApp, MRJobStatus, MRPhase, MRPhaseKind, MRTaskColumns
 from fetchers.jhist import read_jobs
 from heuristics import HeuristicResult, Severity
 
@@ -272,7 +272,7 @@ def test_workflow_ids_from_the_history_are_seen_as_their_conf_keys() -> None:
 
 
 def test_a_failing_suite_or_metrics_leave_a_warning_and_the_rest_of_the_report(monkeypatch: pytest.MonkeyPatch) -> None:
-    import analyzer.pipeline as pipeline
+    import analysis.pipeline as pipeline
 
     def broken(app: MapReduceApp) -> None:
         raise ValueError("bad counters")

@@ -11,9 +11,9 @@ import pytest
 from jhs_stub import JhsStub, real_jobs
 from rm_stub import RmStub, rm_app
 
+from analyzer.ingestion.polling import claims_due, poll_source, source_backfill
+from analyzer.ingestion.sources import cluster_add
 from analyzer.models import AnalyzedApp, AppClaim, ClaimState, Cluster, Source, YarnAppView
-from analyzer.polling import claims_due, poll_source, source_backfill
-from analyzer.sources import cluster_add
 
 pytestmark = pytest.mark.django_db
 

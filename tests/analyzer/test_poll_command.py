@@ -16,8 +16,8 @@ import pytest
 from django.core.management import call_command
 from parity.live_history_server import LiveHistoryServer, history_server_available, live_history_server
 
+from analyzer.ingestion.sources import cluster_add
 from analyzer.models import AnalyzedApp, Source
-from analyzer.sources import cluster_add
 from fetchers.backends import BackendError
 from fetchers.spark_history import SparkHistoryBackend
 

@@ -16,10 +16,10 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 from factories import copy_log
 
+from analyzer.ingestion.polling import seconds_until_due
+from analyzer.ingestion.sources import cluster_add
 from analyzer.management.commands import poll as poll_command
 from analyzer.models import AnalyzedApp, Source
-from analyzer.polling import seconds_until_due
-from analyzer.sources import cluster_add
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,7 @@ from django.utils import timezone
 from factories import copy_log, set_mtime
 from rm_stub import RmStub, rm_app
 
-from analyzer.models import AnalyzedApp, AppClaim, ClaimState, Cluster, Source, YarnAppView
-from analyzer.polling import (
+from analyzer.ingestion.polling import (
     analyze_claim,
     claim_take,
     claims_record,
@@ -25,7 +24,8 @@ from analyzer.polling import (
     poll_source,
     retry_delay_s,
 )
-from analyzer.sources import cluster_add, source_spec
+from analyzer.ingestion.sources import cluster_add, source_spec
+from analyzer.models import AnalyzedApp, AppClaim, ClaimState, Cluster, Source, YarnAppView
 from fetchers.backends import AppRef, BackendError
 from fetchers.eventlog_dir import EventLogDirectoryBackend
 from fetchers.spark_history import SparkHistoryBackend

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from analyzer.appmodel import AppStatus, Environment, Executor, SparkApp, StageAttempt, StageStatus, TaskColumns
+from analysis.pipeline import AnalysisReport, analyze
 from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicDetail, HeuristicResult, StageSummary
-from analyzer.pipeline import AnalysisReport, analyze
 from analyzer.services import app_delete, report_store
+from appmodel import AppStatus, Environment, Executor, SparkApp, StageAttempt, StageStatus, TaskColumns
 from heuristics import HeuristicResult as Result
 from heuristics import Severity
 

@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from analyzer.ingestion.sources import cluster_add, poll_failed
 from analyzer.models import Cluster, Source
-from analyzer.sources import cluster_add, poll_failed
 
 pytestmark = pytest.mark.django_db
 

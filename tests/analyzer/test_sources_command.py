@@ -9,8 +9,8 @@ import orjson
 import pytest
 from django.core.management import call_command
 
+from analyzer.ingestion.sources import cluster_add
 from analyzer.models import AppClaim, ClaimState, Cluster, Source
-from analyzer.sources import cluster_add
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.models import Cluster, Source
-from analyzer.sources import (
+from analyzer.ingestion.sources import (
     SourceConfigError,
     checkpoint_advance,
     cluster_add,
@@ -16,6 +15,7 @@ from analyzer.sources import (
     source_backend,
     sources_load,
 )
+from analyzer.models import Cluster, Source
 
 pytestmark = pytest.mark.django_db
 

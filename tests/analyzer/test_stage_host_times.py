@@ -1,4 +1,4 @@
-"""Where a stage's tasks ran (StageRow.host_task_times, analyzer.summaries.host_task_times): what stage
+"""Where a stage's tasks ran (StageRow.host_task_times, analysis.summaries.host_task_times): what stage
 localization reads to name the slow hosts of an outlier run."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from analyzer.appmodel.mapreduce import MapReduceApp, MRJobStatus, MRPhase, MRPhaseKind, MRTaskColumns
-from analyzer.appmodel.spark import Environment, SparkApp, StageAttempt, StageStatus, TaskColumns, TaskStatus
-from analyzer.stage_localization import host_findings, host_ratios, summed_host_times
-from analyzer.summaries import host_task_times, mapreduce_phase_rows, stage_rows
+from analysis.summaries import host_task_times, mapreduce_phase_rows, stage_rows
+from analyzer.stages.services import host_findings, host_ratios, summed_host_times
+from appmodel.mapreduce import MapReduceApp, MRJobStatus, MRPhase, MRPhaseKind, MRTaskColumns
+from appmodel.spark import Environment, SparkApp, StageAttempt, StageStatus, TaskColumns, TaskStatus
 
 S, F = TaskStatus.SUCCESS, TaskStatus.FAILED
 

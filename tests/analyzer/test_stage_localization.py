@@ -1,5 +1,5 @@
 """Stage anomaly localization in the product: stored runs in, one StageLocalization per template out
-(analyzer.stage_localization), the due selection, the command, and the real recurring samples."""
+(analyzer.stages.services), the due selection, the command, and the real recurring samples."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from analyzer.anomaly.signature import stage_signature
+from analysis.stages.signature import stage_signature
 from analyzer.models import AnalyzedApp, Cluster, StageLocalization
-from analyzer.stage_localization import localization_views, localize_due, localize_template
+from analyzer.stages.services import localization_views, localize_due, localize_template
 from tests.factories import NOW, add_stage, make_app, make_recurring_runs, set_stage_hosts
 
 pytestmark = pytest.mark.django_db
@@ -249,7 +249,7 @@ def test_on_the_recurring_samples_the_injected_slow_host_stage_of_reconcile_run_
     first with run 4 its only outlier run. Sessionize's local-mode runs are noisier (the first runs warm the JVM):
     run 15 is among stage 1's outlier runs, beside others."""
     import heuristics
-    from analyzer.pipeline import analyze
+    from analysis.pipeline import analyze
     from analyzer.services import report_store
 
     spark_eventlog = pytest.importorskip("fetchers.spark_eventlog")
@@ -418,7 +418,7 @@ def test_on_the_cluster_samples_the_slowed_stage_was_slow_on_every_host_in_its_o
     (127.0.0.7) 2x slower in every run. Through the product (analysis, storage, localization): stage 1 with those
     runs, each slow on every host, the always-slow host not blamed."""
     import heuristics
-    from analyzer.pipeline import analyze
+    from analysis.pipeline import analyze
     from analyzer.services import report_store
 
     spark_eventlog = pytest.importorskip("fetchers.spark_eventlog")

@@ -18,9 +18,9 @@ from django.utils import timezone
 from factories import copy_log
 
 from analyzer import tasks
+from analyzer.ingestion.polling import sources_due
+from analyzer.ingestion.sources import cluster_add
 from analyzer.models import AnalyzedApp, AppClaim, ClaimState, Source
-from analyzer.polling import sources_due
-from analyzer.sources import cluster_add
 from config import celery_app
 
 PLAIN = "local-1795326055348"

@@ -22,7 +22,7 @@ from faults.faultkit import start_worker, stop, subprocess_env, wait_until, work
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from analyzer import ondemand
+from analyzer.ingestion import ondemand
 from analyzer.models import AnalyzedApp, AppClaim, ClaimState, Cluster, Source, SourceBackend, YarnAppView
 from config import celery_app
 from tests.factories import add_finding, make_app
@@ -445,7 +445,7 @@ def test_a_real_worker_analyzes_a_log_found_by_its_app_id_and_the_wait_answers_t
 
 
 def test_an_event_log_directory_without_a_log_of_that_id_fails_the_request_for_good(tmp_path: Path) -> None:
-    from analyzer import polling  # the worker's side
+    from analyzer.ingestion import polling  # the worker's side
 
     events = tmp_path / "events"
     events.mkdir()

@@ -9,8 +9,8 @@ from attribution_history import GB, recurring_history, stored_run
 from factories import NOW, make_app
 from rest_framework.test import APIClient
 
-from analyzer.attribution_data import NO_MODEL
-from analyzer.attribution_service import attribution_train
+from analyzer.attribution.selectors import NO_MODEL
+from analyzer.attribution.services import attribution_train
 from analyzer.models import AnalyzedApp, Cluster
 
 pytestmark = pytest.mark.django_db

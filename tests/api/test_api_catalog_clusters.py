@@ -10,9 +10,9 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from analyzer.masking import MASK
+from analyzer.ingestion.sources import cluster_add
 from analyzer.models import AppClaim, ClaimState, Source
-from analyzer.sources import cluster_add
+from appmodel.redaction import MASK
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ import pytest
 from factories import NOW, add_host_tasks, make_app
 from rest_framework.test import APIClient
 
-from analyzer import host_ranking
+from analyzer.hosts import services as host_ranking
 from analyzer.models import Cluster
 
 pytestmark = pytest.mark.django_db

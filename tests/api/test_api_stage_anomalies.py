@@ -9,7 +9,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from analyzer.models import Cluster
-from analyzer.stage_localization import localize_template
+from analyzer.stages.services import localize_template
 from tests.factories import make_recurring_runs, set_stage_hosts
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from analyzer.appmodel.spark import SparkApp
+from appmodel.spark import SparkApp
 from fetchers.spark_eventlog import read_apps
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"

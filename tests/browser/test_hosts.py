@@ -14,7 +14,7 @@ from django.utils import timezone
 from factories import add_host_tasks, make_app
 from playwright.sync_api import Page, expect
 
-from analyzer import host_ranking
+from analyzer.hosts import services as host_ranking
 from analyzer.models import Cluster
 
 pytestmark = pytest.mark.browser

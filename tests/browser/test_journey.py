@@ -17,8 +17,8 @@ from django.utils import timezone
 from factories import add_finding, make_app
 from playwright.sync_api import Page, expect
 
+from analysis.summaries import duration_histogram
 from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicDetail, Severity, StageSummary
-from analyzer.summaries import duration_histogram
 
 pytestmark = pytest.mark.browser
 

@@ -16,7 +16,7 @@ from factories import make_recurring_runs, set_stage_hosts
 from playwright.sync_api import expect
 
 from analyzer.models import AnalyzedApp
-from analyzer.stage_localization import localize_template
+from analyzer.stages.services import localize_template
 
 pytestmark = pytest.mark.browser
 

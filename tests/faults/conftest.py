@@ -21,9 +21,9 @@ from faultkit import BIG_APP, GARBLED_APP, REPO, TEST_BROKER, UNLISTABLE_APP, st
 from parity.live_history_server import LiveHistoryServer, history_server_available, live_history_server
 from pytest_django.fixtures import Settings as SettingsWrapper
 
-from analyzer import polling
+from analysis.pipeline import AnalysisReport
+from analyzer.ingestion import polling
 from analyzer.models import AnalyzedApp
-from analyzer.pipeline import AnalysisReport
 
 REAL_APPS = 3
 BIG_LOG_TASKS = 60_000  # seconds of analysis: long enough to kill a worker in the middle

@@ -18,9 +18,9 @@ from typing import Any
 from django.conf import settings
 from parity.live_history_server import LiveHistoryServer
 
+from analyzer.ingestion.polling import PollResult, poll_sources
+from analyzer.ingestion.sources import cluster_add
 from analyzer.models import AnalyzedApp, AppClaim, ClaimState, Source
-from analyzer.polling import PollResult, poll_sources
-from analyzer.sources import cluster_add
 
 REPO = Path(__file__).resolve().parents[2]
 # The broker of the worker tests when no redis-server binary can be started for them.

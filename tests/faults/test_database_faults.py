@@ -20,7 +20,7 @@ from fault_proxy import free_port
 from faultkit import assert_each_stored_once, live_source
 from pytest_django.fixtures import Settings as SettingsWrapper
 
-from analyzer import polling
+from analyzer.ingestion import polling
 from analyzer.models import AppClaim, Source
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the test's own connection is the one cut
@@ -53,7 +53,7 @@ def terminate_own_backend() -> None:
 
 
 def cut_once(monkeypatch: pytest.MonkeyPatch, name: str) -> list[Any]:
-    """Wraps ``analyzer.polling.<name>`` so its first call first loses its connection; the calls' first args."""
+    """Wraps ``analyzer.ingestion.polling.<name>``: its first call loses its connection; the calls' first args."""
     real: Callable[..., Any] = getattr(polling, name)
     calls: list[Any] = []
 

@@ -23,8 +23,8 @@ from faultkit import (
 from parity.live_history_server import LiveHistoryServer
 from pytest_django.fixtures import Settings as SettingsWrapper
 
+from analyzer.ingestion.polling import analyze_claim, poll_source
 from analyzer.models import AnalyzedApp, AppClaim, ClaimState, Source
-from analyzer.polling import analyze_claim, poll_source
 
 pytestmark = [pytest.mark.spark, pytest.mark.django_db]
 

@@ -29,8 +29,8 @@ from kombu import Connection
 from pytest_django.fixtures import Settings as SettingsWrapper
 
 from analyzer import tasks
+from analyzer.ingestion.polling import claims_sweep, poll_source
 from analyzer.models import AppClaim, ClaimState, Source
-from analyzer.polling import claims_sweep, poll_source
 from config import celery_app
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the workers only see committed rows

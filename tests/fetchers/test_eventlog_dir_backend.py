@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.appmodel.spark import SparkApp
+from appmodel.spark import SparkApp
 from fetchers.backends import AppRef, BackendError, ParameterError, backend_for
 from fetchers.eventlog_dir import EventLogDirectoryBackend
 

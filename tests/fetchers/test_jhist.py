@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from analyzer.appmodel.mapreduce import MapReduceApp, MRJobStatus, MRTaskStatus
-from analyzer.appmodel.redaction import REDACTED
+from appmodel.mapreduce import MapReduceApp, MRJobStatus, MRTaskStatus
+from appmodel.redaction import REDACTED
 from fetchers import jhist
 from fetchers.hadoop_conf import (
     ConfError,

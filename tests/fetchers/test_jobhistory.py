@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from jhs_stub import JhsStub, real_jobs, tiled_job
 
-from analyzer.appmodel.mapreduce import MR_TASK_COLUMNS, MapReduceApp, MRPhaseKind, MRTaskStatus
+from appmodel.mapreduce import MR_TASK_COLUMNS, MapReduceApp, MRPhaseKind, MRTaskStatus
 from fetchers.backends import AppRef, BackendError, ParameterError, backend_for
 from fetchers.jobhistory import JobHistoryBackend, job_id_for, sample_tasks
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from analyzer.appmodel.redaction import Redactor
-from analyzer.appmodel.spark import SparkApp
+from appmodel.redaction import Redactor
+from appmodel.spark import SparkApp
 from fetchers.eventlog import EventLog, LineStream, find_event_logs
 from fetchers.spark_eventlog import build_app, read_apps
 from fetchers.spark_events import parallel

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from analyzer.appmodel.redaction import REDACTED, Redactor
-from analyzer.appmodel.spark import AppStatus, JobStatus, SparkApp, StageStatus, TaskStatus
+from appmodel.redaction import REDACTED, Redactor
+from appmodel.spark import AppStatus, JobStatus, SparkApp, StageStatus, TaskStatus
 from fetchers.eventlog import find_event_logs, open_lines
 from fetchers.spark_eventlog import build_app, read_apps
 from fetchers.spark_events.known_keys import count_unknown_keys

@@ -20,7 +20,7 @@ import pytest
 import zstandard
 from parity.live_history_server import LiveHistoryServer, history_server_available, live_history_server
 
-from analyzer.appmodel.spark import SparkApp
+from appmodel.spark import SparkApp
 from fetchers.backends import AppRef, BackendError, ParameterError
 from fetchers.spark_eventlog import read_apps
 from fetchers.spark_history import SparkHistoryBackend, extract_zip, hs_date

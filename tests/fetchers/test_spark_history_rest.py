@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 
 import heuristics
-from analyzer.appmodel.redaction import REDACTED
-from analyzer.appmodel.spark import SparkApp, TaskStatus
-from analyzer.pipeline import analyze
+from analysis.pipeline import analyze
+from appmodel.redaction import REDACTED
+from appmodel.spark import SparkApp, TaskStatus
 from fetchers.backends import AppRef, BackendError, ParameterError
 from fetchers.http import HttpPolicy, session_for
 from fetchers.spark_eventlog import read_apps

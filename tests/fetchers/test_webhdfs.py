@@ -15,7 +15,7 @@ import pytest
 from factories import set_mtime
 from webhdfs_stub import WebHdfsStub, remote_exception, webhdfs_stubs
 
-from analyzer.appmodel.spark import SparkApp
+from appmodel.spark import SparkApp
 from fetchers.backends import AppRef, BackendError, ParameterError
 from fetchers.eventlog_dir import EventLogDirectoryBackend
 from fetchers.spark_eventlog import read_apps

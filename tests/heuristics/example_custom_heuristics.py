@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from analyzer.appmodel.spark import SparkApp
+from appmodel.spark import SparkApp
 from heuristics import Ascending, Heuristic, HeuristicConfig, HeuristicResult
 
 

@@ -10,7 +10,7 @@ import yaml
 from spark_app_builder import build_app
 
 import heuristics
-from analyzer.appmodel.spark import Executor, SparkApp, StageAttempt, TaskColumns
+from appmodel.spark import Executor, SparkApp, StageAttempt, TaskColumns
 from heuristics import ConfigError, Heuristic, HeuristicResult, Registry, RegistryError, Severity, Thresholds
 from heuristics.base import HELP_SECTIONS
 from heuristics.config import DEFAULTS_PATH

@@ -10,7 +10,7 @@ import pytest
 from mapreduce_app_builder import build_app
 
 import heuristics
-from analyzer.appmodel.mapreduce import MapReduceApp, MRJobStatus
+from appmodel.mapreduce import MapReduceApp, MRJobStatus
 from fetchers.jhist import read_jobs
 from heuristics import HeuristicResult, Severity
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from analyzer.appmodel.spark import AppStatus, SparkApp, StageAttempt, TaskStatus
-from analyzer.summaries import ExecutorRow, JobRow, StageRow, executor_rows, job_rows, spark_quantiles, stage_rows
+from analysis.summaries import ExecutorRow, JobRow, StageRow, executor_rows, job_rows, spark_quantiles, stage_rows
+from appmodel.spark import AppStatus, SparkApp, StageAttempt, TaskStatus
 from fetchers.spark_eventlog import read_apps
 
 REFDATA = Path(__file__).resolve().parents[3] / "shared" / "refdata"

@@ -28,7 +28,7 @@ from hs_rest import (
 )
 from live_history_server import LiveHistoryServer, history_server_available, live_history_server
 
-from analyzer.appmodel.spark import SparkApp, TaskStatus
+from appmodel.spark import SparkApp, TaskStatus
 from fetchers.spark_eventlog import read_apps
 
 pytestmark = pytest.mark.skipif(not REFDATA.is_dir(), reason=f"reference data not found at {REFDATA}")

@@ -18,8 +18,8 @@ from live_history_server import LiveHistoryServer, history_server_available, liv
 from test_history_server_parity import LIVE_LOGS, RAPIDS
 
 import heuristics
-from analyzer.appmodel.spark import SparkApp, TaskStatus
-from analyzer.pipeline import AnalysisReport, analyze
+from analysis.pipeline import AnalysisReport, analyze
+from appmodel.spark import SparkApp, TaskStatus
 from fetchers.backends import AppRef
 from fetchers.spark_history import SparkHistoryBackend
 from fetchers.spark_history_rest import REST_WARNING

@@ -11,8 +11,8 @@ from attribution_history import GB, recurring_history, stored_run
 from django.test import Client
 from factories import NOW, make_app
 
-from analyzer.attribution_data import NO_MODEL
-from analyzer.attribution_service import attribution_train
+from analyzer.attribution.selectors import NO_MODEL
+from analyzer.attribution.services import attribution_train
 from analyzer.models import AnalyzedApp, AttributionModelVersion, Cluster
 
 pytestmark = pytest.mark.django_db
@@ -128,7 +128,7 @@ def test_the_versions_page_without_versions_says_how_to_train(client: Client) ->
 def test_a_low_confidence_answer_says_the_cause_is_likely_outside_the_measured_features(
     client: Client, history: dict[str, list[AnalyzedApp]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from analyzer import attribution_data
+    from analyzer.attribution import selectors as attribution_data
 
     real = attribution_data.app_attribution
 

@@ -12,8 +12,8 @@ from django.test import Client
 from factories import NOW, add_finding, make_app
 from spark_app_builder import build_app
 
+from analysis.pipeline import analyze
 from analyzer.models import AnalyzedApp, ExecutorSummary, StageSummary
-from analyzer.pipeline import analyze
 from analyzer.services import report_store
 from heuristics import HeuristicResult as Result
 from heuristics import Severity

@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 from factories import NOW, add_host_tasks, make_app
 
-from analyzer import host_ranking
+from analyzer.hosts import services as host_ranking
 from analyzer.models import Cluster
 
 pytestmark = pytest.mark.django_db

@@ -18,8 +18,8 @@ from pytest_django import DjangoAssertNumQueries
 from pytest_django.fixtures import Settings
 
 from analyzer import ops
+from analyzer.ingestion.sources import cluster_add
 from analyzer.models import AnalyzedApp, AppClaim, ClaimState, Cluster, Source
-from analyzer.sources import cluster_add
 
 pytestmark = pytest.mark.django_db
 

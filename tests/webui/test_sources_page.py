@@ -12,9 +12,9 @@ from django.utils import timezone
 from django.utils.html import escape
 from pytest_django import DjangoAssertNumQueries
 
+from analyzer.ingestion.sources import MASK, cluster_add, source_describe
 from analyzer.models import AppClaim, ClaimState, Cluster, Source
 from analyzer.selectors import source_params_shown
-from analyzer.sources import MASK, cluster_add, source_describe
 
 pytestmark = pytest.mark.django_db
 

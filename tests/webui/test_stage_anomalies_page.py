@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from analyzer.stage_localization import localize_template
+from analyzer.stages.services import localize_template
 from tests.factories import NOW, make_recurring_runs, set_stage_hosts
 
 pytestmark = pytest.mark.django_db

@@ -1,7 +1,7 @@
 """The straggler-host endpoints: the latest snapshot's hosts, and one host's indicators, histogram and trend.
 
 ``GET /api/v1/hosts?cluster=&window=`` and ``GET /api/v1/hosts/<host>?cluster=&window=``; without ``cluster`` and
-``window``, the newest snapshot's (the shortest window). Reads come from ``analyzer.host_ranking``.
+``window``, the newest snapshot's (the shortest window). Reads come from ``analyzer.hosts.services``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analyzer import host_ranking
+from analyzer.hosts import services as host_ranking
 from analyzer.models import HostRankingSnapshot
 from webui.api.errors import BAD_REQUEST, COMMON, ErrorSerializer, error_body
 
@@ -47,7 +47,7 @@ class SnapshotFactsSerializer(serializers.Serializer[Any]):
 
 
 class HostRecordSerializer(serializers.Serializer[Any]):
-    """One host's indicators in a snapshot (analyzer.stragglers.HOST_COLUMNS)."""
+    """One host's indicators in a snapshot (analysis.hosts.HOST_COLUMNS)."""
 
     host = serializers.CharField()
     level = serializers.IntegerField(help_text="0 is the slowest tier; -1: too few tasks to rank.")

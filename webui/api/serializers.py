@@ -17,7 +17,7 @@ from rest_framework.fields import SkipField
 from rest_framework.relations import PKOnlyObject, RelatedField
 
 from analyzer import selectors
-from analyzer.executor_anomaly import api_summary as executor_anomaly_summary
+from analyzer.executors.services import api_summary as executor_anomaly_summary
 from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicDetail, HeuristicResult, Severity, StageSummary
 
 SEVERITY_NAMES = [level.name for level in Severity]
@@ -307,7 +307,7 @@ class JobInfoSerializer(serializers.Serializer[AnalyzedApp]):
 class AttributionMemberSerializer(serializers.Serializer[Any]):
     """One measured feature of a cause: this run's value against the template's usual one."""
 
-    name = serializers.CharField(help_text="Feature name (analyzer.attribution.FEATURES).")
+    name = serializers.CharField(help_text="Feature name (analysis.attribution.FEATURES).")
     description = serializers.CharField()
     unit = serializers.CharField(help_text='bytes, s, share, ratio, MiB, a count\'s noun, or "" for a category.')
     value = serializers.JSONField(help_text="This run's value: a number, a string for a category, null if absent.")
@@ -372,7 +372,7 @@ class AttributionBaselineRunSerializer(serializers.Serializer[Any]):
 
 
 class AttributionSerializer(serializers.Serializer[Any]):
-    """Why this run was slower than usual (analyzer.attribution_data), or why there is no answer."""
+    """Why this run was slower than usual (analyzer.attribution.selectors), or why there is no answer."""
 
     available = serializers.BooleanField()
     reason = serializers.CharField(allow_null=True, help_text="Why there is no answer; null when available.")

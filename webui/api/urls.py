@@ -1,6 +1,8 @@
 from django.urls import path, re_path
 
-from webui.api import executor_anomaly, hosts, stage_anomalies, views
+from webui.api import executors as executor_anomaly
+from webui.api import hosts, views
+from webui.api import stages as stage_anomalies
 
 app_name = "api"
 urlpatterns = [

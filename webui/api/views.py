@@ -20,14 +20,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analyzer import ondemand, selectors
-from analyzer.claims import claims_retry, cluster_failed_claims
+from analyzer import selectors
+from analyzer.ingestion import ondemand
+from analyzer.ingestion.claims import claims_retry, cluster_failed_claims
 from analyzer.models import AnalyzedApp, Cluster, Severity
 from webui.api import serializers as api
 from webui.api.errors import BAD_REQUEST, COMMON, NOT_FOUND, ErrorSerializer, error_body
 from webui.api.filters import AppFilter
 from webui.api.pagination import CappedLimitOffsetPagination
-from webui.api.stage_anomalies import (
+from webui.api.stages import (
     STAGE_ANOMALIES_PARAMETER,
     HistoryWithStageAnomaliesSerializer,
     history_stage_anomalies,
@@ -353,7 +354,7 @@ class TokenOrStaff(BasePermission):
 
 
 class AnalyzeView(APIView):
-    """Fetch and analyze one app of a cluster now (``analyzer.ondemand``), optionally waiting for its verdict."""
+    """Fetch and analyze one app of a cluster now (``analyzer.ingestion.ondemand``), optionally awaiting the verdict."""
 
     permission_classes = [TokenOrStaff]
 

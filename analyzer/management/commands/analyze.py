@@ -29,11 +29,11 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import DatabaseError
 
 import heuristics
-from analyzer import jobinfo
-from analyzer.appmodel.mapreduce import MapReduceApp
-from analyzer.appmodel.redaction import Redactor
-from analyzer.appmodel.spark import SparkApp
-from analyzer.pipeline import AnalysisReport, HeuristicSuite, analyze
+from analysis import jobinfo
+from analysis.pipeline import AnalysisReport, HeuristicSuite, analyze
+from appmodel.mapreduce import MapReduceApp
+from appmodel.redaction import Redactor
+from appmodel.spark import SparkApp
 from fetchers.jhist import JHIST_SUFFIX, MapReduceReadOutcome, read_jobs
 from fetchers.spark_eventlog import ReadOutcome, read_apps
 

@@ -26,10 +26,10 @@ from django.utils import timezone
 from tqdm import tqdm
 
 import heuristics
+from analyzer.ingestion.polling import analyze_claim, backfill_windows, default_poller_id, source_backfill
 from analyzer.management.commands.analyze import printable
 from analyzer.management.commands.poll import analyzed_line
 from analyzer.models import Cluster, Source
-from analyzer.polling import analyze_claim, backfill_windows, default_poller_id, source_backfill
 
 EXIT_LISTING_FAILED: Final = 1
 EXIT_USAGE: Final = 2

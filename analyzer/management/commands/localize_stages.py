@@ -1,6 +1,6 @@
 """``manage.py localize_stages [--template T] [--cluster NAME] [--all]``: which stage made a recurring job's runs slow.
 
-Runs the stage anomaly localization (issue 7, ``analyzer.stage_localization``) and stores one result per
+Runs the stage anomaly localization (issue 7, ``analyzer.stages.services``) and stores one result per
 (template, cluster). Without options: the templates with runs newer than their stored result and enough runs,
 as the hourly Celery beat task ``analyzer.tasks.localize_stages_task`` does. ``--template`` / ``--all``: that
 template, or every template, now, however few its runs (a category with too few runs says so).
@@ -19,7 +19,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from analyzer.stage_localization import localization_view, localize_all, localize_due
+from analyzer.stages.services import localization_view, localize_all, localize_due
 
 
 class Command(BaseCommand):

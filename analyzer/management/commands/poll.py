@@ -33,8 +33,8 @@ from django.db import DatabaseError, connections
 from django.utils import timezone
 
 import heuristics
+from analyzer.ingestion.polling import AnalyzedAppResult, PollResult, poll_sources, seconds_until_due
 from analyzer.management.commands.analyze import jobinfo_config_or_exit, printable
-from analyzer.polling import AnalyzedAppResult, PollResult, poll_sources, seconds_until_due
 
 EXIT_SOURCE_FAILED: Final = 1
 EXIT_USAGE: Final = 2

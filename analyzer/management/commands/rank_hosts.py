@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analyzer.host_ranking import (
+from analyzer.hosts.services import (
     NO_CLUSTER,
     End,
     UnknownCluster,

@@ -19,10 +19,8 @@ from typing import Any, Final
 import orjson
 from django.core.management.base import BaseCommand, CommandParser
 
-from analyzer.claims import claims_retry, cluster_failed_claims
-from analyzer.management.commands.analyze import printable
-from analyzer.models import Cluster
-from analyzer.sources import (
+from analyzer.ingestion.claims import claims_retry, cluster_failed_claims
+from analyzer.ingestion.sources import (
     SourceConfigError,
     cluster_add,
     cluster_list,
@@ -31,6 +29,8 @@ from analyzer.sources import (
     source_describe,
     sources_load,
 )
+from analyzer.management.commands.analyze import printable
+from analyzer.models import Cluster
 from fetchers.http import AUTH_MODES
 
 EXIT_BAD_INPUT: Final = 2

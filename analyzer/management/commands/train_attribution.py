@@ -14,10 +14,10 @@ from typing import Any, Final
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from analyzer import attribution_data
-from analyzer.attribution_service import DEFAULT_MIN_RUNS, DEFAULT_MIN_TEMPLATES, TooFewRuns, attribution_train
+from analyzer.attribution import selectors as attribution_data
+from analyzer.attribution.services import DEFAULT_MIN_RUNS, DEFAULT_MIN_TEMPLATES, TooFewRuns, attribution_train
 
-# The steps the service and the library report, in order (analyzer.attribution.train's progress callback).
+# The steps the service and the library report, in order (analysis.attribution.train's progress callback).
 STEPS: Final = ("frame", "baselines", "fit", "holdout", "done", "store")
 
 

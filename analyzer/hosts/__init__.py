@@ -1,0 +1,1 @@
+"""Straggler hosts (Ouyang et al.): snapshots ranked and stored (``services``), read for the pages and API."""

@@ -1,0 +1,477 @@
+"""Straggler hosts in the product: snapshots of each cluster's host ranking, and what the Hosts page and API read.
+
+Decides which apps a window covers (those whose end falls in (end - window, end]), that each cluster is ranked on
+its own (apps read from files, with no cluster, form one fleet of their own), how the z-score samples stored per
+app and host (``AppHostTasks``, written when the app is analyzed) become the ranking's task frame (each z-score a
+task finishing at its app's end), the per-host cap that bounds long windows' memory, which snapshots are kept, and
+each covered app's ``straggler_task_share``. The ranking itself is ``analysis.hosts.rank_hosts``.
+
+Writes: ``rank_hosts_snapshots`` (``manage.py rank_hosts`` and the hourly beat task). Reads: everything else.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Final, Literal
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd  # type: ignore[import-untyped]
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Max, Q
+from django.utils import timezone
+
+from analysis.hosts import RankingConfig, rank_hosts
+from analysis.hosts import fit as fitting
+from analysis.hosts.rank import HIST_EDGES
+from analyzer.models import AnalyzedApp, AppHostTasks, Cluster, HostRank, HostRankingSnapshot
+
+# The cluster value for apps analyzed from files (no cluster): not a valid cluster name (a slug), so never ambiguous.
+NO_CLUSTER: Final = "(files)"
+DEFAULT_WINDOWS: Final = ("24h", "7d")
+_WINDOW: Final = re.compile(r"(\d{1,4})([hd])")
+_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_MS: Final = dt.timedelta(milliseconds=1)
+_SEED: Final = 0  # of the per-host cap's sample: the same stored rows give the same snapshot
+_CHUNK: Final = 2000  # rows fetched at a time while reading a window
+
+End = Literal["now", "latest"] | dt.datetime
+
+
+class UnknownCluster(ValueError):
+    """No cluster has that name."""
+
+
+def parse_window(label: str) -> dt.timedelta:
+    """``"24h"`` or ``"7d"`` (any whole number of hours or days up to 9999) as a duration; ValueError otherwise."""
+    match = _WINDOW.fullmatch(label.strip())
+    if not match or int(match.group(1)) == 0:
+        raise ValueError(f"a window is a whole number of hours or days, such as 24h or 7d, not {label[:40]!r}")
+    n = int(match.group(1))
+    return dt.timedelta(hours=n) if match.group(2) == "h" else dt.timedelta(days=n)
+
+
+def configured_windows() -> tuple[str, ...]:
+    windows = tuple(getattr(settings, "HINDSIGHT_HOSTS_WINDOWS", DEFAULT_WINDOWS)) or DEFAULT_WINDOWS
+    for label in windows:
+        parse_window(label)
+    return windows
+
+
+def _to_ms(instant: dt.datetime) -> int:
+    return (instant - _EPOCH) // _MS  # exact: no float rounding at a window's edge
+
+
+def ranking_config(window: str, end: dt.datetime) -> RankingConfig:
+    """The library's configuration for one window ending at ``end``, from the ``HINDSIGHT_HOSTS_*`` settings."""
+    return RankingConfig(
+        window_ms=parse_window(window) // _MS,
+        window_end_ms=_to_ms(end),
+        min_host_tasks=int(getattr(settings, "HINDSIGHT_HOSTS_MIN_HOST_TASKS", 30)),
+        min_effect=float(getattr(settings, "HINDSIGHT_HOSTS_MIN_EFFECT", 0.25)),
+        alpha=float(getattr(settings, "HINDSIGHT_HOSTS_ALPHA", 0.01)),
+        extreme_z=float(getattr(settings, "HINDSIGHT_HOSTS_EXTREME_Z", 1.5)),
+        seed=_SEED,
+    )
+
+
+def max_tasks_per_host() -> int:
+    return max(30, int(getattr(settings, "HINDSIGHT_HOSTS_MAX_TASKS_PER_HOST", 2000)))
+
+
+def keep_snapshots() -> int:
+    return max(1, int(getattr(settings, "HINDSIGHT_HOSTS_KEEP_SNAPSHOTS", 48)))
+
+
+# --- the write side --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotOutcome:
+    """One (cluster, window) of a ranking run: the stored snapshot, or why nothing was stored."""
+
+    cluster: str | None  # the cluster's name; None for apps analyzed from files
+    window: str
+    window_start: dt.datetime | None
+    window_end: dt.datetime | None
+    snapshot: HostRankingSnapshot | None
+    reason: str = ""  # why nothing was stored
+    seconds: float = 0.0
+    pruned: int = 0
+
+    @property
+    def cluster_label(self) -> str:
+        return self.cluster if self.cluster is not None else "apps read from files"
+
+
+@dataclass(slots=True)
+class _WindowTasks:
+    frame: pd.DataFrame
+    n_apps: int
+    n_tasks: int  # every task with a z-score in the window (the samples stand for these)
+    app_host_ms: dict[int, dict[str, int]] = field(default_factory=dict)  # app pk -> host -> task ms
+
+
+def _cluster_filter(cluster_id: int | None) -> Q:
+    return Q(cluster__isnull=True) if cluster_id is None else Q(cluster_id=cluster_id)
+
+
+def _clusters(cluster: str | None) -> list[tuple[int | None, str | None]]:
+    """(id, name) of the clusters to rank: every one with stored host tasks, or the one asked for."""
+    if cluster == NO_CLUSTER:
+        return [(None, None)]
+    if cluster is not None:
+        found = Cluster.objects.filter(name=cluster).values_list("pk", "name").first()
+        if found is None:
+            raise UnknownCluster(f"no cluster is named {cluster[:80]!r}")
+        return [found]
+    ids = set(AppHostTasks.objects.order_by().values_list("cluster_id", flat=True).distinct())
+    names = dict(Cluster.objects.filter(pk__in=[i for i in ids if i is not None]).values_list("pk", "name"))
+    found_clusters: list[tuple[int | None, str | None]] = [(pk, names[pk]) for pk in ids if pk in names]
+    found_clusters.sort(key=lambda c: c[1] or "")
+    return ([(None, None)] if None in ids else []) + found_clusters
+
+
+def _load_window(cluster_id: int | None, start: dt.datetime, end: dt.datetime, cap: int) -> _WindowTasks:
+    rows = (
+        AppHostTasks.objects.filter(_cluster_filter(cluster_id), end_time__gt=start, end_time__lte=end)
+        .order_by("pk")
+        .values_list("app_id", "host", "end_time", "n_tasks", "task_ms", "z")
+    )
+    by_host: dict[str, list[tuple[npt.NDArray[np.float32], int]]] = defaultdict(list)
+    app_host_ms: dict[int, dict[str, int]] = defaultdict(dict)
+    n_tasks = 0
+    for app_id, host, end_time, count, task_ms, blob in rows.iterator(chunk_size=_CHUNK):
+        values = np.frombuffer(bytes(blob), dtype="<f4") if blob else np.empty(0, dtype="<f4")
+        values = values[np.isfinite(values)]
+        n_tasks += int(count)
+        app_host_ms[app_id][host] = int(task_ms)
+        if values.size and end_time is not None:  # the window's filter already excludes a null end
+            by_host[host].append((values, _to_ms(end_time)))
+    rng = np.random.default_rng(_SEED)
+    hosts: list[npt.NDArray[np.object_]] = []
+    zs: list[npt.NDArray[np.float64]] = []
+    finishes: list[npt.NDArray[np.int64]] = []
+    for host in sorted(by_host):
+        parts = by_host[host]
+        z = np.concatenate([values for values, _end in parts]).astype(np.float64)
+        finish = np.concatenate([np.full(values.size, end_ms, dtype=np.int64) for values, end_ms in parts])
+        if z.size > cap:  # a seeded sample bounds long windows; uniform, so the host's mean stays unbiased
+            keep = np.sort(rng.choice(z.size, cap, replace=False))
+            z, finish = z[keep], finish[keep]
+        hosts.append(np.full(z.size, host, dtype=np.object_))
+        zs.append(z)
+        finishes.append(finish)
+    frame = pd.DataFrame(
+        {
+            "host": np.concatenate(hosts) if hosts else np.empty(0, dtype=object),
+            "z": np.concatenate(zs) if zs else np.empty(0),
+            "finish_ms": np.concatenate(finishes) if finishes else np.empty(0, dtype=np.int64),
+        }
+    )
+    return _WindowTasks(frame=frame, n_apps=len(app_host_ms), n_tasks=n_tasks, app_host_ms=dict(app_host_ms))
+
+
+def _window_end(cluster_id: int | None, end: End, now: dt.datetime) -> dt.datetime | None:
+    if end == "now":
+        return now
+    if end == "latest":
+        latest = AppHostTasks.objects.filter(_cluster_filter(cluster_id)).aggregate(latest=Max("end_time"))["latest"]
+        return latest if isinstance(latest, dt.datetime) else None
+    if isinstance(end, dt.datetime):
+        return end if end.tzinfo else end.replace(tzinfo=dt.UTC)
+    raise ValueError(f"end is now, latest or a date-time, not {end!r}")
+
+
+def rank_hosts_snapshots(
+    *,
+    now: dt.datetime | None = None,
+    windows: Sequence[str] | None = None,
+    end: End = "now",
+    cluster: str | None = None,
+) -> list[SnapshotOutcome]:
+    """Rank the hosts of every cluster (or only ``cluster``: a name, or ``NO_CLUSTER``) over each window ending
+    at ``end`` ("now", "latest": the cluster's last stored app end, or a date-time), storing one snapshot each.
+
+    A window without tasks stores nothing (its outcome says so). Each snapshot is stored with its per-host rows
+    in one transaction, with the covered apps' ``straggler_task_share`` (by the shortest configured window, only
+    where no ranking set it before) and the pruning of its (cluster, window)'s snapshots beyond
+    ``HINDSIGHT_HOSTS_KEEP_SNAPSHOTS``.
+    """
+    now = now or timezone.now()
+    labels = tuple(windows) if windows else configured_windows()
+    spans = {label: parse_window(label) for label in labels}
+    outcomes: list[SnapshotOutcome] = []
+    targets = _clusters(cluster)
+    if not targets:
+        targets = [(None, None)]
+    for cluster_id, name in targets:
+        window_end = _window_end(cluster_id, end, now)
+        for label, span in spans.items():
+            if window_end is None:
+                outcomes.append(SnapshotOutcome(name, label, None, None, None, "no analyzed app with host tasks"))
+                continue
+            # Whole milliseconds, as the stored app ends are, so the query and the library's window agree.
+            window_end = _EPOCH + _MS * _to_ms(window_end)
+            outcomes.append(_rank_one(cluster_id, name, label, window_end - span, window_end, now))
+    return outcomes
+
+
+def _rank_one(
+    cluster_id: int | None, name: str | None, label: str, start: dt.datetime, end: dt.datetime, now: dt.datetime
+) -> SnapshotOutcome:
+    began = time.perf_counter()
+    tasks = _load_window(cluster_id, start, end, max_tasks_per_host())
+    if tasks.frame.empty:
+        reason = "no tasks in the window" if tasks.n_apps == 0 else "no task z-scores in the window"
+        return SnapshotOutcome(name, label, start, end, None, reason, time.perf_counter() - began)
+    config = ranking_config(label, end)
+    ranked = rank_hosts(tasks.frame, config)
+    data = ranked.to_dict()
+    data |= {"n_apps": tasks.n_apps, "n_tasks_total": tasks.n_tasks}
+    stragglers = {str(h) for h in ranked.stragglers["host"]}
+    with transaction.atomic():
+        snapshot = HostRankingSnapshot.objects.create(
+            cluster_id=cluster_id,
+            window=label,
+            window_start=start,
+            window_end=end,
+            computed_at=now,
+            compute_ms=0,
+            n_apps=tasks.n_apps,
+            n_tasks=tasks.n_tasks,
+            n_hosts=ranked.n_hosts,
+            n_ranked=ranked.n_hosts_ranked,
+            n_levels=ranked.n_levels,
+            n_stragglers=len(stragglers),
+            config=asdict(config),
+            snapshot=data,
+        )
+        HostRank.objects.bulk_create(_host_ranks(snapshot, data["hosts"]), batch_size=5000)
+        if label == min(configured_windows(), key=_window_order):  # the shortest: the ranking right after the app
+            _set_straggler_shares(tasks.app_host_ms, stragglers)
+        pruned = _prune(cluster_id, label)
+        snapshot.compute_ms = round((time.perf_counter() - began) * 1000)
+        snapshot.save(update_fields=["compute_ms"])
+    return SnapshotOutcome(name, label, start, end, snapshot, "", time.perf_counter() - began, pruned)
+
+
+def _host_ranks(snapshot: HostRankingSnapshot, records: Iterable[dict[str, Any]]) -> Iterable[HostRank]:
+    for r in records:
+        yield HostRank(
+            snapshot=snapshot,
+            host=str(r["host"])[:255],
+            level=int(r["level"]),
+            straggler=bool(r["straggler"]),
+            n_tasks=int(r["n_tasks"]),
+            mean=r["mean"],
+            ci_low=r["ci_low"],
+            ci_high=r["ci_high"],
+            p_extreme=r["p_extreme_empirical"],
+        )
+
+
+def _set_straggler_shares(app_host_ms: dict[int, dict[str, int]], stragglers: set[str]) -> None:
+    """Each covered app's share of task time on this ranking's straggler hosts, unless an earlier ranking set it."""
+    pks = list(app_host_ms)
+    for i in range(0, len(pks), 1000):
+        unset = AnalyzedApp.objects.filter(pk__in=pks[i : i + 1000], straggler_task_share__isnull=True)
+        updates = []
+        for pk in unset.values_list("pk", flat=True):
+            by_host = app_host_ms[pk]
+            total = sum(by_host.values())
+            if total > 0:
+                slow = sum(ms for host, ms in by_host.items() if host in stragglers)
+                updates.append(AnalyzedApp(pk=pk, straggler_task_share=slow / total))
+        AnalyzedApp.objects.bulk_update(updates, ["straggler_task_share"], batch_size=1000)
+
+
+def _prune(cluster_id: int | None, window: str) -> int:
+    old = list(
+        HostRankingSnapshot.objects.filter(_cluster_filter(cluster_id), window=window)
+        .order_by("-computed_at", "-id")
+        .values_list("pk", flat=True)[keep_snapshots() :]
+    )
+    if old:
+        HostRankingSnapshot.objects.filter(pk__in=old).delete()
+    return len(old)
+
+
+# --- the read side -------------------------------------------------------------------------------------------
+
+
+def cluster_value(cluster: Cluster | None) -> str:
+    return cluster.name if cluster is not None else NO_CLUSTER
+
+
+def snapshot_choices() -> tuple[list[str], list[str]]:
+    """(clusters, windows) that have a snapshot: cluster values (names, ``NO_CLUSTER``) and window labels."""
+    pairs = HostRankingSnapshot.objects.order_by().values_list("cluster__name", "window").distinct()
+    clusters = sorted({name if name is not None else NO_CLUSTER for name, _w in pairs}, key=lambda c: c != NO_CLUSTER)
+    windows = sorted({w for _c, w in pairs}, key=_window_order)
+    return clusters, windows
+
+
+def _window_order(label: str) -> float:
+    try:
+        return parse_window(label).total_seconds()
+    except ValueError:
+        return float("inf")
+
+
+def _snapshots(cluster: str, window: str) -> Any:
+    query = HostRankingSnapshot.objects.filter(window=window)
+    return query.filter(cluster__isnull=True) if cluster == NO_CLUSTER else query.filter(cluster__name=cluster)
+
+
+def latest_snapshot(cluster: str, window: str) -> HostRankingSnapshot | None:
+    """The newest snapshot of one cluster (a name, or ``NO_CLUSTER``) and window."""
+    return _snapshots(cluster, window).select_related("cluster").order_by("-computed_at", "-id").first()
+
+
+def default_choice() -> tuple[str, str] | None:
+    """(cluster, window) of the newest snapshot, preferring the shortest window: what the page opens on."""
+    newest = (
+        HostRankingSnapshot.objects.select_related("cluster")
+        .defer("snapshot", "config")  # a big cluster's snapshot JSON is megabytes
+        .order_by("-computed_at", "-id")
+        .first()
+    )
+    if newest is None:
+        return None
+    cluster = cluster_value(newest.cluster)
+    for window in snapshot_choices()[1]:
+        if _snapshots(cluster, window).exists():
+            return cluster, window
+    return cluster, newest.window
+
+
+def snapshot_facts(snapshot: HostRankingSnapshot) -> dict[str, Any]:
+    """What a snapshot says about itself (the page's facts, the API's ``snapshot`` object)."""
+    data = snapshot.snapshot or {}
+    return {
+        "id": snapshot.pk,
+        "cluster": cluster_value(snapshot.cluster),
+        "window": snapshot.window,
+        "window_start": snapshot.window_start,
+        "window_end": snapshot.window_end,
+        "computed_at": snapshot.computed_at,
+        "compute_ms": snapshot.compute_ms,
+        "n_apps": snapshot.n_apps,
+        "n_tasks": snapshot.n_tasks,
+        "n_tasks_ranked": data.get("n_tasks_ranked"),
+        "n_hosts": snapshot.n_hosts,
+        "n_ranked": snapshot.n_ranked,
+        "n_levels": snapshot.n_levels,
+        "n_stragglers": snapshot.n_stragglers,
+        "fleet_centre": data.get("fleet_centre"),
+        "min_host_tasks": (snapshot.config or {}).get("min_host_tasks"),
+        "min_effect": (snapshot.config or {}).get("min_effect"),
+        "alpha": (snapshot.config or {}).get("alpha"),
+        "extreme_z": (snapshot.config or {}).get("extreme_z"),
+    }
+
+
+def snapshot_hosts(snapshot: HostRankingSnapshot) -> list[dict[str, Any]]:
+    """Every host's record, slowest level first (unranked hosts last), as the library ordered them."""
+    hosts = (snapshot.snapshot or {}).get("hosts") or []
+    return [h for h in hosts if isinstance(h, dict)]
+
+
+def host_record(snapshot: HostRankingSnapshot, host: str) -> dict[str, Any] | None:
+    return next((h for h in snapshot_hosts(snapshot) if h.get("host") == host), None)
+
+
+@dataclass(frozen=True, slots=True)
+class HostHistogram:
+    """A host's z-scores over the level-0 histogram bins, with the fitted family's expected count per bin."""
+
+    edges: list[float]
+    counts: list[int]
+    expected: list[float | None]  # n x pdf(bin centre) x bin width; None where the fit gives nothing
+    n: int  # z-scores histogrammed (those outside the bins included)
+    below: int  # z-scores left of the first bin
+    above: int  # right of the last
+    source: str  # "snapshot" (the ranking's own counts) or "stored" (the window's stored samples, recounted)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [
+            {"low": self.edges[i], "high": self.edges[i + 1], "count": c, "expected": self.expected[i]}
+            for i, c in enumerate(self.counts)
+        ]
+
+
+def fitted_expected(record: dict[str, Any], edges: Sequence[float], n: int) -> list[float | None]:
+    """Expected tasks per bin under the host's fitted distribution (``fit.SCIPY``), for drawing over its histogram."""
+    family = record.get("family")
+    loc, scale, shape = record.get("loc"), record.get("scale"), record.get("shape")
+    nothing: list[float | None] = [None] * (len(edges) - 1)
+    if family not in fitting.SCIPY or loc is None or scale is None or not scale > 0:
+        return nothing
+    if family in fitting.SHAPED and shape is None:
+        return nothing
+    e = np.asarray(edges, dtype=np.float64)
+    centres, widths = (e[:-1] + e[1:]) / 2.0, np.diff(e)
+    args = fitting.scipy_args(family, float(shape or 0.0), float(loc), float(scale))
+    with np.errstate(all="ignore"):
+        pdf = fitting.SCIPY[family].pdf(centres, *args)
+    return [round(float(v), 3) if np.isfinite(v) else None for v in pdf * widths * n]
+
+
+def host_histogram(snapshot: HostRankingSnapshot, record: dict[str, Any]) -> HostHistogram:
+    """The host's histogram: the snapshot's own (level-0 hosts) or recounted from the window's stored samples."""
+    data = snapshot.snapshot or {}
+    edges = [float(v) for v in data.get("hist_edges") or HIST_EDGES]
+    host = str(record.get("host"))
+    stored = (data.get("histograms") or {}).get(host)
+    n = int(record.get("n_tasks") or 0)
+    if isinstance(stored, list) and len(stored) == len(edges) - 1:
+        counts = [int(c) for c in stored]
+        inside = sum(counts)
+        return HostHistogram(edges, counts, fitted_expected(record, edges, n), n, 0, n - inside, "snapshot")
+    rows = AppHostTasks.objects.filter(
+        _cluster_filter(snapshot.cluster_id),
+        host=host,
+        end_time__gt=snapshot.window_start,
+        end_time__lte=snapshot.window_end,
+    ).values_list("z", flat=True)
+    parts = [np.frombuffer(bytes(z), dtype="<f4") for z in rows if z]
+    z = np.concatenate(parts).astype(np.float64) if parts else np.empty(0)
+    z = z[np.isfinite(z)]
+    counts_arr, _ = np.histogram(z, bins=np.asarray(edges))
+    below, above = int((z < edges[0]).sum()), int((z > edges[-1]).sum())
+    return HostHistogram(
+        edges, counts_arr.tolist(), fitted_expected(record, edges, int(z.size)), int(z.size), below, above, "stored"
+    )
+
+
+def host_trend(host: str, cluster: str, windows: Sequence[str] | None = None, limit: int = 48) -> dict[str, list[dict]]:
+    """Per window, the host's place in each kept snapshot of the cluster, oldest first (at most ``limit``)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for window in windows or snapshot_choices()[1]:
+        ranks = (
+            HostRank.objects.filter(host=host, snapshot__in=_snapshots(cluster, window))
+            .order_by("-snapshot__computed_at", "-snapshot_id")
+            .values(  # the snapshots' own columns only: their JSON is megabytes each
+                "level",
+                "straggler",
+                "n_tasks",
+                "mean",
+                "ci_low",
+                "ci_high",
+                "p_extreme",
+                computed_at=F("snapshot__computed_at"),
+                window_end=F("snapshot__window_end"),
+                n_levels=F("snapshot__n_levels"),
+            )[:limit]
+        )
+        points: list[dict[str, Any]] = [dict(r) for r in ranks]
+        if points:
+            out[window] = points[::-1]
+    return out

@@ -1,0 +1,1 @@
+"""Ingestion: sources and their checkpoints, polling, exactly-once claims, the YARN join and on-demand requests."""

@@ -1,0 +1,1 @@
+"""Stage anomaly localization (CloudDiag) of recurring templates: localized, stored and read back."""

@@ -1,0 +1,68 @@
+"""Secrets in configuration values never reach the app model (appmodel.redaction)."""
+
+from __future__ import annotations
+
+import pytest
+
+from appmodel.redaction import REDACTED, Redactor, redact_url_passwords
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["spark.ssl.keyPassword", "spark.hadoop.fs.s3a.secret.key", "spark.auth.TOKEN", "fs.s3a.access.key"],
+)
+def test_keys_matching_sparks_default_regex_are_redacted(key: str) -> None:
+    assert Redactor().redact(key, "value") == REDACTED
+
+
+def test_a_value_matching_sparks_default_regex_is_redacted_whatever_its_key() -> None:
+    assert Redactor().redact("spark.some.conf", "user=bob;password=x") == REDACTED
+
+
+def test_ordinary_properties_are_kept() -> None:
+    assert Redactor().redact("spark.executor.memory", "4g") == "4g"
+    assert Redactor().redact("spark.hadoop.fs.s3a.accesskey.path", "/x") == "/x"  # access[.]key needs the dot
+
+
+def test_extra_patterns_match_keys_only() -> None:
+    redactor = Redactor(["(?i)credential"])
+    assert redactor.redact("spark.my.Credential", "abc") == REDACTED
+    assert redactor.redact("spark.note", "credential rotation on Monday") == "credential rotation on Monday"
+
+
+def test_an_invalid_extra_pattern_is_a_value_error_naming_it() -> None:
+    with pytest.raises(ValueError, match=r"\[unclosed"):
+        Redactor(["[unclosed"])
+
+
+def test_the_apps_own_redaction_regex_adds_to_the_default() -> None:
+    redactor = Redactor().with_app_regex("(?i)account")
+    assert redactor.redact("spark.my.account", "x") == REDACTED
+    assert redactor.redact("spark.other", "my account id") == REDACTED  # app regexes match values, as in Spark
+    assert redactor.redact("spark.ssl.keyPassword", "x") == REDACTED
+
+
+def test_an_invalid_app_regex_is_a_value_error_naming_the_property() -> None:
+    with pytest.raises(ValueError, match=r"spark\.redaction\.regex"):
+        Redactor().with_app_regex("(")
+
+
+def test_only_secret_pairs_inside_java_options_are_redacted() -> None:
+    redactor = Redactor(["(?i)internal"])
+    options = '-Xmx2g -Dcorp.internal.cred="a b" -Dlog4j.configuration=x.properties -Dother=1'
+    assert redactor.redact("spark.executor.extraJavaOptions", options) == (
+        f"-Xmx2g -Dcorp.internal.cred={REDACTED} -Dlog4j.configuration=x.properties -Dother=1"
+    )
+
+
+def test_url_passwords_are_redacted_in_any_value_and_the_user_is_kept() -> None:
+    value = "jdbc:mysql://etl:s3cr3t@db.example.com:3306/warehouse"
+    redacted = Redactor().redact("spark.sql.catalog.url", value)
+    assert "s3cr3t" not in redacted
+    assert redacted.startswith("jdbc:mysql://etl:")
+    assert redact_url_passwords("https://example.com/path@v2") == "https://example.com/path@v2"
+
+
+def test_redact_pairs_builds_the_redacted_mapping() -> None:
+    pairs = [("spark.app.name", "etl"), ("spark.ssl.keyStorePassword", "k")]
+    assert Redactor().redact_pairs(pairs) == {"spark.app.name": "etl", "spark.ssl.keyStorePassword": REDACTED}
