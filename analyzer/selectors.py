@@ -24,7 +24,6 @@ from analysis.metrics import metric_definitions
 from analyzer.models import (
     AnalyzedApp,
     AppClaim,
-    AttributionModelVersion,
     ClaimState,
     Cluster,
     ExecutorSummary,
@@ -1651,30 +1650,3 @@ def history_chart_data(points: Sequence[HistoryPoint]) -> dict[str, Any]:
         "wasted_gb_hours": [point.wasted_gb_hours for point in points],
         "score": [point.score for point in points],
     }
-
-
-def app_attribution(app: AnalyzedApp) -> dict[str, Any]:
-    """Why ``app`` ran slower than usual, by the serving attribution model (``analyzer.attribution.selectors``).
-
-    Plain data for the report panel and the API: ``available`` and the ``explanation`` (or a ``reason`` when
-    there is none: no model yet, no template, a failure), and the baseline runs it is compared with. Never raises.
-    """
-    from analyzer.attribution.selectors import app_attribution as explain_app  # pandas and sklearn load on first use
-
-    return explain_app(app).to_dict()
-
-
-def attribution_chart(attribution: dict[str, Any]) -> dict[str, Any] | None:
-    """The report's bar chart data of an :func:`app_attribution` answer; None when there is nothing to draw."""
-    from analyzer.attribution.selectors import attribution_chart as chart
-
-    return chart(attribution)
-
-
-def attribution_versions() -> dict[str, Any]:
-    """Stored attribution model versions, newest first, with which one serves and the MARE bar."""
-    from analyzer.attribution.selectors import max_mare, serving_version
-
-    serving = serving_version()
-    versions = list(AttributionModelVersion.objects.defer("blob").order_by("-created_at", "-pk"))
-    return {"versions": versions, "serving_id": serving.pk if serving else None, "max_mare": max_mare()}

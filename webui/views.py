@@ -31,6 +31,7 @@ from webui.forms import (
     ProblemForm,
     UserForm,
 )
+from webui.presenters import attribution as attribution_presenter
 
 APPS_PER_PAGE = 25
 
@@ -92,7 +93,7 @@ def app_report(request: HttpRequest, pk: int) -> HttpResponse:
     report = selectors.app_report(pk=pk, stage_sort=request.GET.get("stage_sort", ""))
     if report is None:
         return _not_found(request, f"There is no analyzed app number {pk}. It may have been deleted.")
-    attribution = selectors.app_attribution(report.app)
+    attribution = attribution_presenter.app_attribution(report.app)
     context = {
         "report": report,
         "app": report.app,
@@ -100,7 +101,7 @@ def app_report(request: HttpRequest, pk: int) -> HttpResponse:
         "stage_charts": selectors.flagged_stage_charts(report),
         "timeline": selectors.executor_timeline(report),
         "attribution": attribution,
-        "attribution_chart": selectors.attribution_chart(attribution),
+        "attribution_chart": attribution_presenter.attribution_chart(attribution),
         "executor_anomaly": executor_anomaly_panel(
             report.app, executor=request.GET.get("executor", ""), feature=request.GET.get("feature", "")
         ),
@@ -128,7 +129,7 @@ def help_heuristic(request: HttpRequest, code: str) -> HttpResponse:
 
 @require_safe
 def attribution_versions(request: HttpRequest) -> HttpResponse:
-    return render(request, "webui/attribution_versions.html", selectors.attribution_versions())
+    return render(request, "webui/attribution_versions.html", attribution_presenter.versions_page())
 
 
 @require_safe

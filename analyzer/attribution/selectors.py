@@ -66,7 +66,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd  # type: ignore[import-untyped]
 from django.conf import settings
 from django.db.models import Count, F, Max, Min, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.fields.json import KeyTextTransform
@@ -75,6 +74,8 @@ from django.utils import timezone
 from analyzer.models import AnalyzedApp, AppType, ExecutorSummary, HeuristicResult, StageSummary
 
 if TYPE_CHECKING:
+    import pandas as pd  # type: ignore[import-untyped]
+
     from analysis.attribution import AttributionModel
     from analyzer.models import AttributionModelVersion
 
@@ -128,11 +129,15 @@ def window_bounds(apps: QuerySet[AnalyzedApp]) -> tuple[str, str] | None:
 
 
 def _num(series: pd.Series) -> pd.Series:
+    import pandas as pd  # late: the report and API read this module without pandas
+
     return pd.to_numeric(series, errors="coerce").astype(np.float64)
 
 
 def runs_frame(apps: QuerySet[AnalyzedApp]) -> pd.DataFrame:
     """The attribution frame of the apps selected (see the module docstring for the mapping)."""
+    import pandas as pd  # late: the report and API read this module without pandas
+
     apps = apps.order_by()
     ids = apps.values("pk")
     base = list(
@@ -288,6 +293,8 @@ def _concurrent(a: pd.DataFrame) -> pd.Series:
     excluded), per cluster, so the count is two binary searches per run. Apps that started more than
     ``LONGEST_APP`` (7 days) before the earliest run are not read: so long an app is a service, not a neighbour.
     """
+    import pandas as pd  # late: the report and API read this module without pandas
+
     result = pd.Series(np.nan, index=a.index)
     has = a["cluster_id"].notna() & a["start_time"].notna() & a["end_time"].notna()
     if not has.any():
@@ -319,6 +326,8 @@ def _concurrent(a: pd.DataFrame) -> pd.Series:
 
 
 def _epoch(values: pd.Series) -> npt.NDArray[np.float64]:
+    import pandas as pd  # late: the report and API read this module without pandas
+
     stamps = pd.to_datetime(values, utc=True).dt.tz_localize(None).to_numpy(dtype="datetime64[us]")
     return stamps.astype(np.int64).astype(np.float64) / 1e6
 
@@ -438,7 +447,7 @@ def _app_attribution(app: AnalyzedApp) -> AppAttribution:
     frame = runs_frame(AnalyzedApp.objects.filter(pk=app.pk))
     features = [c for c in frame.columns if c in model.features or c in ("template", "runtime", "run_id")]
     [exp] = explain(model, frame[features])
-    result = AppAttribution(explanation=_described(exp.to_dict()), version_id=version.pk)
+    result = AppAttribution(explanation=exp.to_dict(), version_id=version.pk)
     result.slower = exp.actual_s > exp.baseline_s * (1 + AS_USUAL)
     b = model.baselines
     idx = b.index.get(app.template)
@@ -463,32 +472,19 @@ def _app_attribution(app: AnalyzedApp) -> AppAttribution:
     return result
 
 
-def _described(data: dict[str, Any]) -> dict[str, Any]:
-    """The explanation with each cause's and feature's description from the registry (for people and the API)."""
-    from analysis.attribution import CAUSES, FEATURES
+@dataclass
+class AttributionVersions:
+    """Stored model versions, newest first, which one serves and the MARE bar (the model versions page)."""
 
-    actual, usual = data.get("actual_s"), data.get("baseline_s")
-    data["slowdown_s"] = actual - usual if isinstance(actual, float) and isinstance(usual, float) else None
-    for cause in data.get("causes", []):
-        info = CAUSES.get(cause["code"])
-        cause["description"] = info.description if info else ""
-        effect = cause.get("effect_s")
-        cause["effect_abs_s"] = abs(effect) if isinstance(effect, int | float) else None
-        cause["shown"] = bool(cause.get("unusual") or effect)
-        for m in cause.get("members", []):
-            m["description"] = FEATURES[m["name"]].description if m["name"] in FEATURES else m["name"]
-    data["no_effect"] = [c["label"] for c in data.get("causes", []) if not c["shown"]]
-    rank = 0
-    for cause in data.get("causes", []):
-        rank += cause["shown"]
-        cause["rank"] = rank if cause["shown"] else None
-    return data
+    versions: list[AttributionModelVersion]
+    serving_id: int | None
+    max_mare: float
 
 
-def attribution_chart(data: dict[str, Any]) -> dict[str, Any] | None:
-    """The report's bar chart of cause effects (ms, + slower), for json_script; None when there is nothing to draw."""
-    exp = data.get("explanation")
-    if not exp or not exp.get("causes"):
-        return None
-    causes = [c for c in exp["causes"] if c.get("shown", True) and isinstance(c.get("effect_s"), int | float)]
-    return {"labels": [c["label"] for c in causes], "effect_ms": [round(c["effect_s"] * 1000, 1) for c in causes]}
+def attribution_versions() -> AttributionVersions:
+    """Stored attribution model versions, newest first (blobs deferred), with which one serves and the MARE bar."""
+    from analyzer.models import AttributionModelVersion
+
+    serving = serving_version()
+    versions = list(AttributionModelVersion.objects.defer("blob").order_by("-created_at", "-pk"))
+    return AttributionVersions(versions=versions, serving_id=serving.pk if serving else None, max_mare=max_mare())

@@ -19,6 +19,7 @@ from rest_framework.relations import PKOnlyObject, RelatedField
 from analyzer import selectors
 from analyzer.executors.services import api_summary as executor_anomaly_summary
 from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicDetail, HeuristicResult, Severity, StageSummary
+from webui.presenters import attribution as attribution_presenter
 
 SEVERITY_NAMES = [level.name for level in Severity]
 
@@ -452,7 +453,7 @@ class AppDetailSerializer(AppSummarySerializer):
 
     @extend_schema_field(AttributionSerializer)
     def get_attribution(self, app: AnalyzedApp) -> dict[str, Any]:
-        return dict(AttributionSerializer(selectors.app_attribution(app), context=self.context).data)
+        return dict(AttributionSerializer(attribution_presenter.app_attribution(app), context=self.context).data)
 
     @extend_schema_field(serializers.JSONField(allow_null=True))
     def get_executor_anomaly(self, app: AnalyzedApp) -> dict[str, Any] | None:

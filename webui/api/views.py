@@ -34,6 +34,7 @@ from webui.api.stages import (
     history_stage_anomalies,
     wants_stage_anomalies,
 )
+from webui.presenters import attribution as attribution_presenter
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +121,7 @@ class AppAttributionView(APIView):
     )
     def get(self, request: Request, app_id: str) -> Response:
         rows, _ = app_rows(request, app_id)
-        data = selectors.app_attribution(rows[0])
+        data = attribution_presenter.app_attribution(rows[0])
         return Response(api.AttributionSerializer(data, context={"request": request}).data)
 
 
