@@ -16,7 +16,6 @@ from django.views.decorators.http import require_safe
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from analyzer import ops, selectors
-from analyzer.executors.services import executor_anomaly_panel
 from analyzer.models import AnalyzedApp
 from analyzer.stages import services as stage_localization
 from webui import help as help_content
@@ -32,6 +31,7 @@ from webui.forms import (
     UserForm,
 )
 from webui.presenters import attribution as attribution_presenter
+from webui.presenters.executors import executor_anomaly_panel
 
 APPS_PER_PAGE = 25
 

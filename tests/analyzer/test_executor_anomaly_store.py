@@ -9,10 +9,11 @@ import pytest
 from factories import store_spark_app
 
 from analysis.pipeline import analyze
-from analyzer.executors import services as executor_anomaly
+from analyzer.executors import services as executor_store
 from analyzer.models import AnalyzedApp, Cluster, ExecutorAnomalyReport
 from analyzer.services import report_store
 from tests.spark_app_builder import build_app
+from webui.presenters import executors as executor_anomaly
 
 pytestmark = pytest.mark.django_db
 
@@ -105,7 +106,7 @@ def test_a_failing_ranking_becomes_a_warning_and_the_app_is_still_stored(monkeyp
         ExecutorAnomalyReport.objects.create(app_id=-1)  # a database error inside the savepoint
         raise AssertionError("not reached")
 
-    monkeypatch.setattr(executor_anomaly, "_store", broken)
+    monkeypatch.setattr(executor_store, "_store", broken)
     app = store_spark_app()
     app.refresh_from_db()
     assert any(w.startswith("executor anomalies could not be ranked") for w in app.warnings)

@@ -1,7 +1,7 @@
 """``GET /api/v1/apps/<app id>/executor-anomalies``: which executor of an app is odd, and in what (issue 7).
 
 The app is chosen as for the app detail (``attempt=``, ``cluster=``); the answer is
-``analyzer.executors.services.api_answer``'s: the stored ranking, the model (peers / reference / none), the reference
+``webui.presenters.executors.api_answer``'s: the stored ranking, the model (peers / reference / none), the reference
 runs and the feature rows, and with ``series=1`` the per-task series sample. Apps stored before the ranking existed,
 and MapReduce jobs, answer ``available: false`` with the reason.
 """
@@ -16,9 +16,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analyzer.executors.services import api_answer
 from webui.api.errors import COMMON, NOT_FOUND, query_flag
 from webui.api.views import APP_CHOICE_PARAMETERS, app_rows
+from webui.presenters.executors import api_answer
 
 
 class AppRefSerializer(serializers.Serializer[Any]):

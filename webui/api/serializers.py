@@ -17,9 +17,9 @@ from rest_framework.fields import SkipField
 from rest_framework.relations import PKOnlyObject, RelatedField
 
 from analyzer import selectors
-from analyzer.executors.services import api_summary as executor_anomaly_summary
 from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicDetail, HeuristicResult, Severity, StageSummary
 from webui.presenters import attribution as attribution_presenter
+from webui.presenters.executors import api_summary as executor_anomaly_summary
 
 SEVERITY_NAMES = [level.name for level in Severity]
 
