@@ -17,7 +17,6 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 
 from analyzer import ops, selectors
 from analyzer.models import AnalyzedApp
-from analyzer.stages import services as stage_localization
 from webui import help as help_content
 from webui.api.pagination import COUNT_CAP
 from webui.forms import (
@@ -31,6 +30,7 @@ from webui.forms import (
     UserForm,
 )
 from webui.presenters import attribution as attribution_presenter
+from webui.presenters import stages as stage_localization
 from webui.presenters.executors import executor_anomaly_panel
 
 APPS_PER_PAGE = 25

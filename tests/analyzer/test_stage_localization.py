@@ -15,8 +15,9 @@ from django.core.management import call_command
 
 from analysis.stages.signature import stage_signature
 from analyzer.models import AnalyzedApp, Cluster, StageLocalization
-from analyzer.stages.services import localization_views, localize_due, localize_template
+from analyzer.stages.services import localize_due, localize_template
 from tests.factories import NOW, add_stage, make_app, make_recurring_runs, set_stage_hosts
+from webui.presenters.stages import localization_views
 
 pytestmark = pytest.mark.django_db
 

@@ -22,9 +22,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analyzer.stages import services as stage_localization
+from analyzer.stages import selectors as stage_selectors
 from webui.api.errors import COMMON, ErrorSerializer, query_flag
 from webui.api.serializers import HistorySerializer
+from webui.presenters import stages as stage_localization
 
 
 class SlowHostSerializer(serializers.Serializer[Any]):
@@ -158,7 +159,7 @@ class StageAnomaliesQuerySerializer(serializers.Serializer[Any]):
 
 def history_stage_anomalies(by: str, value: str, cluster: str) -> list[dict[str, Any]]:
     """The history API's ``stage_anomalies``: the stored results of the templates of its runs."""
-    templates = stage_localization.templates_for_history(by, value, cluster)
+    templates = stage_selectors.templates_for_history(by, value, cluster)
     return stage_localization.localization_views(templates=templates, cluster=cluster)
 
 

@@ -19,7 +19,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from analyzer.stages.services import localization_view, localize_all, localize_due
+from analyzer.stages.services import localize_all, localize_due
+from webui.presenters.stages import localization_view
 
 
 class Command(BaseCommand):

@@ -1,0 +1,103 @@
+"""Stage anomaly localization in the product (issue 7), read side: stored results, the templates of a history,
+the runs localization reads and whether newer runs exist.
+
+Returns model rows and typed records; ``webui.presenters.stages`` says them in words. The write side is
+``analyzer.stages.services``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db.models import Count, Max, Q, QuerySet
+
+from analyzer.models import AnalyzedApp, StageLocalization
+
+SUCCEEDED = "SUCCEEDED"
+
+
+def qualifying_runs() -> QuerySet[AnalyzedApp]:
+    """The apps localization reads: of a template, ended, ``SUCCEEDED`` and complete (not ``partial``)."""
+    return AnalyzedApp.objects.exclude(template="").filter(status=SUCCEEDED, partial=False, end_time__isnull=False)
+
+
+@dataclass(frozen=True)
+class StoredLocalization:
+    """A stored result and the newest end of the qualifying runs of its (template, cluster): newer than the
+    result's ``latest_end`` means runs arrived since it was computed."""
+
+    row: StageLocalization
+    newest_end: dt.datetime | None
+
+
+def stored_localizations(*, templates: Sequence[str], cluster: str = "") -> list[StageLocalization]:
+    """The stored results of ``templates`` (of the cluster named ``cluster``; "" any cluster), by template."""
+    wanted = [t for t in dict.fromkeys(templates) if t]
+    if not wanted:
+        return []
+    rows = StageLocalization.objects.filter(template__in=wanted).select_related("cluster")
+    if cluster:
+        rows = rows.filter(cluster__name=cluster)
+    order = {t: i for i, t in enumerate(wanted)}
+    return sorted(rows, key=lambda s: (order[s.template], s.cluster.name if s.cluster else ""))
+
+
+def templates_of(*, job_def_id: str = "", flow_def_id: str = "", cluster: str = "", limit: int = 50) -> list[str]:
+    """The templates of a job definition's or a flow definition's apps (most recently run first)."""
+    if job_def_id:
+        apps = AnalyzedApp.objects.filter(job_def_id=job_def_id)
+    elif flow_def_id:
+        apps = AnalyzedApp.objects.filter(flow_def_id=flow_def_id)
+    else:
+        return []
+    if cluster:
+        apps = apps.filter(cluster__name=cluster)
+    rows = apps.exclude(template="").order_by().values("template").annotate(last=Max("end_time"))
+    ordered = sorted(
+        rows, key=lambda r: (r["last"] is None, -(r["last"].timestamp() if r["last"] else 0), r["template"])
+    )
+    return [r["template"] for r in ordered[:limit]]
+
+
+def templates_for_history(by: str, value: str, cluster: str = "") -> list[str]:
+    """The templates a history shows runs of: the template itself, or a job's or a flow's templates."""
+    if by == "template":
+        return [value] if value else []
+    if by == "job_def_id":
+        return templates_of(job_def_id=value, cluster=cluster)
+    if by == "flow_def_id":
+        return templates_of(flow_def_id=value, cluster=cluster)
+    return []
+
+
+def qualifying_run_counts(*, templates: Sequence[str], cluster: str = "") -> dict[str, int]:
+    """Runs per template that localization would read (ended, succeeded, complete), for the empty state."""
+    apps = qualifying_runs().filter(template__in=list(templates))
+    if cluster:
+        apps = apps.filter(cluster__name=cluster)
+    return {r["template"]: r["n"] for r in apps.order_by().values("template").annotate(n=Count("id"))}
+
+
+def _newest_ends(rows: Sequence[StageLocalization]) -> dict[tuple[str, int | None], dt.datetime]:
+    if not rows:
+        return {}
+    condition = Q()
+    for row in rows:
+        condition |= (
+            Q(template=row.template, cluster_id=row.cluster_id)
+            if row.cluster_id
+            else Q(template=row.template, cluster__isnull=True)
+        )
+    grouped = (
+        qualifying_runs().filter(condition).order_by().values("template", "cluster_id").annotate(newest=Max("end_time"))
+    )
+    return {(g["template"], g["cluster_id"]): g["newest"] for g in grouped}
+
+
+def stored_with_newest_ends(*, templates: Sequence[str], cluster: str = "") -> list[StoredLocalization]:
+    """:func:`stored_localizations` of ``templates``, each with the newest end of its qualifying runs."""
+    rows = stored_localizations(templates=templates, cluster=cluster)
+    newest = _newest_ends(rows)
+    return [StoredLocalization(row=row, newest_end=newest.get((row.template, row.cluster_id))) for row in rows]

@@ -1,0 +1,273 @@
+"""Stage anomaly localization in words: the history page's "Which stage was the outlier?" section, the API's
+answer and ``manage.py localize_stages``' report.
+
+A stored result (``analyzer.stages.selectors``) becomes plain data with sentences: the CV against alpha in words,
+outlier runs with how much slower they were and which hosts were slow, and whether newer runs are not in it yet.
+Stored JSON is read defensively: a result written by an older version still renders.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any
+
+from analyzer.models import StageLocalization
+from analyzer.stages import selectors as stage_selectors
+from analyzer.stages import services as stage_services
+from appmodel.coerce import as_dict, as_float, as_list, opt_float
+
+
+def _parse_time(value: Any) -> dt.datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+
+
+def stage_label(stage_id: str, name: str) -> str:
+    """``stage 7 (count at job.py:42)``; ``stage 7`` when the name is unknown."""
+    return f"stage {stage_id} ({name})" if name else f"stage {stage_id}"
+
+
+def _percent(x: float) -> str:
+    return f"{x * 100:.0f} %"
+
+
+def cv_phrase(cv: float, alpha: float) -> str:
+    """The CV gate in words: "run times vary 6 %, under the 15 % that triggers a look"."""
+    if cv > alpha:
+        return f"run times vary {_percent(cv)}, over the {_percent(alpha)} that triggers a look"
+    return f"run times vary {_percent(cv)}, under the {_percent(alpha)} that triggers a look"
+
+
+def _reason(category: dict[str, Any], alpha: float, min_runs: int) -> str:
+    runs = int(as_float(category.get("runs")))
+    if category.get("analysed"):
+        return ""
+    if runs < min_runs:
+        return f"{runs} run{'' if runs == 1 else 's'}: at least {min_runs} are needed"
+    if not category.get("anomalous"):
+        return cv_phrase(as_float(category.get("cv")), alpha)
+    return str(category.get("reason") or "not analysed")
+
+
+def _runs_text(runs: Sequence[dict[str, Any]]) -> str:
+    def one(run: dict[str, Any]) -> str:
+        end = run["end"].strftime("%Y-%m-%d %H:%M") if run["end"] else "end unknown"
+        return f"{run['app_id']} ({end}, {run['slowdown']:.1f}x its usual)"
+
+    texts = [one(r) for r in runs[:5]]
+    more = f" and {len(runs) - 5} more" if len(runs) > 5 else ""
+    if len(texts) == 1:
+        return f"run {texts[0]}"
+    if more:
+        return "runs " + ", ".join(texts) + more
+    return "runs " + ", ".join(texts[:-1]) + " and " + texts[-1]
+
+
+HOSTS_SHOWN = 3
+
+
+def _host_view(raw: Any) -> dict[str, Any]:
+    """A stored :func:`host_findings` entry as the page, the API and the sentences read it."""
+    raw = as_dict(raw)
+    slow = []
+    for host in as_list(raw.get("hosts")):
+        if isinstance(host, dict) and isinstance(host.get("host"), str):
+            usual = host.get("usual")
+            slow.append(
+                {
+                    "host": host["host"],
+                    "ratio": as_float(host.get("ratio"), 1.0),
+                    "usual": opt_float(usual),
+                    "tasks": int(as_float(host.get("tasks"))),
+                }
+            )
+    verdict = raw.get("verdict")
+    if verdict not in ("hosts", "everywhere") or (verdict == "hosts" and not slow):
+        verdict = "unknown"
+    return {
+        "verdict": verdict,
+        "n_hosts": int(as_float(raw.get("n_hosts"))),
+        "slow_hosts": slow if verdict == "hosts" else [],
+        "shown": slow[:HOSTS_SHOWN] if verdict == "hosts" else [],
+        "more": max(0, len(slow) - HOSTS_SHOWN) if verdict == "hosts" else 0,
+    }
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _hosts_text(runs: Sequence[dict[str, Any]]) -> str:
+    """The sentence's host clause: "; in run X its tasks on host h1 took 2.1x the others'", "; it was slow on every
+    host"; "" when no run's hosts say anything (local mode, fewer than 3 hosts)."""
+    shown = runs[:5]  # the runs _runs_text names
+    known = [r for r in shown if r["hosts"]["verdict"] != "unknown"]
+    if not known:
+        return ""
+    if len(known) == len(shown) and all(r["hosts"]["verdict"] == "everywhere" for r in known):
+        return "; it was slow on every host" if len(shown) == 1 else "; in each it was slow on every host"
+    clauses = []
+    for r in known:
+        hosts = r["hosts"]
+        if hosts["verdict"] == "everywhere":
+            clauses.append(f"in run {r['app_id']} it was slow on every host")
+            continue
+        names = [h["host"] for h in hosts["shown"]] + ([f"{hosts['more']} more"] if hosts["more"] else [])
+        ratios = _and([f"{h['ratio']:.1f}x" for h in hosts["shown"]])
+        usual = [f"{h['usual']:.1f}x" for h in hosts["shown"] if h["usual"] is not None and h["usual"] >= 1.2]
+        usually = f" (usually {_and(usual)})" if usual and len(usual) == len(hosts["shown"]) else ""
+        plural = "s" if len(hosts["slow_hosts"]) > 1 else ""
+        clauses.append(
+            f"in run {r['app_id']} its tasks on host{plural} {_and(names)} took {ratios} the others'{usually}"
+        )
+    return "; " + "; ".join(clauses)
+
+
+def localization_view(row: StageLocalization, newest_end: dt.datetime | None = None) -> dict[str, Any]:
+    """A stored result as plain data for the page, the API and the command. Tolerates any stored JSON shape."""
+    result, runs_map = as_dict(row.result), as_dict(row.runs)
+    params = as_dict(result.get("params"))
+    alpha = as_float(params.get("alpha"), 0.15)
+    min_runs = int(as_float(params.get("min_runs"), 8))
+    cluster_name = row.cluster.name if row.cluster else ""
+
+    def run(run_id: Any, slowdown: Any, hosts: Any) -> dict[str, Any]:
+        known = as_dict(runs_map.get(str(run_id)))
+        pk = known.get("pk")
+        return {
+            "run_id": str(run_id),
+            "pk": pk if isinstance(pk, int) else None,
+            "app_id": str(known.get("app_id") or run_id),
+            "attempt_id": str(known.get("attempt_id") or ""),
+            "end": _parse_time(known.get("end")),
+            "slowdown": as_float(slowdown, 1.0),
+            "cluster": cluster_name,
+            "hosts": _host_view(hosts),
+        }
+
+    categories: list[dict[str, Any]] = []
+    sentences: list[str] = []
+    names_by_template_stage: dict[str, str] = {}
+    for raw in as_list(result.get("categories")):
+        if not isinstance(raw, dict):
+            continue
+        names = as_dict(raw.get("stage_names"))
+        stages: list[dict[str, Any]] = []
+        for finding in as_list(raw.get("stages")):
+            if not isinstance(finding, dict):
+                continue
+            stage_id = str(finding.get("stage", "?"))
+            name = str(names.get(stage_id) or "")
+            names_by_template_stage.setdefault(stage_id, name)
+            outliers = as_list(finding.get("outlier_runs"))
+            slowdowns = list(as_list(finding.get("slowdown")))
+            slowdowns += [1.0] * (len(outliers) - len(slowdowns))
+            hosts_by_run = {str(h.get("run")): h for h in as_list(finding.get("hosts")) if isinstance(h, dict)}
+            outlier_runs = [run(r, s, hosts_by_run.get(str(r))) for r, s in zip(outliers, slowdowns, strict=False)]
+            verdicts = [r["hosts"]["verdict"] for r in outlier_runs]
+            stage: dict[str, Any] = {
+                "stage_id": stage_id,
+                "name": name,
+                "label": stage_label(stage_id, name),
+                "cosine": as_float(finding.get("cosine")),
+                "anomalous": bool(finding.get("anomalous")),
+                "evidence": as_float(finding.get("evidence")),
+                "outlier_runs": outlier_runs,
+                # The page's host clause: every outlier run slow on every host, or the runs whose hosts say something.
+                "slow_everywhere": bool(verdicts) and all(v == "everywhere" for v in verdicts),
+                "host_runs": [r for r in outlier_runs[:6] if r["hosts"]["verdict"] != "unknown"],
+            }
+            stages.append(stage)
+        anomalous = [s for s in stages if s["anomalous"]]
+        category_sentences = [
+            f"{s['label']} is the outlier in {_runs_text(s['outlier_runs'])}{_hosts_text(s['outlier_runs'])}"
+            for s in anomalous
+        ]
+        sentences += category_sentences
+        cv = as_float(raw.get("cv"))
+        runs = int(as_float(raw.get("runs")))
+        categories.append(
+            {
+                "signature": str(raw.get("signature") or ""),
+                "runs": runs,
+                "cv": cv,
+                "alpha": alpha,
+                "cv_text": cv_phrase(cv, alpha) if runs > 1 else "a single run: nothing to compare",
+                "gate": bool(raw.get("anomalous")),
+                "analysed": bool(raw.get("analysed")),
+                "reason": _reason(raw, alpha, min_runs),
+                "stages": stages,
+                "anomalous_stages": anomalous,
+                "sentences": category_sentences,
+                "dropped_stages": [str(s) for s in as_list(raw.get("dropped_stages"))],
+            }
+        )
+    ranking = []
+    for rank in as_list(result.get("ranking")):
+        if isinstance(rank, dict):
+            stage_id = str(rank.get("stage", "?"))
+            name = names_by_template_stage.get(stage_id, "")
+            ranking.append(
+                {
+                    "stage_id": stage_id,
+                    "name": name,
+                    "label": stage_label(stage_id, name),
+                    "categories": int(as_float(rank.get("categories"))),
+                    "outlier_runs": int(as_float(rank.get("outlier_runs"))),
+                    "min_cosine": as_float(rank.get("min_cosine")),
+                }
+            )
+    stale = newest_end is not None and row.latest_end is not None and newest_end > row.latest_end
+    analysed = sum(1 for c in categories if c["analysed"])
+    reason = str(result.get("reason") or "")
+    if not reason and categories and not analysed:  # say why, by its largest category, not "nothing stands out"
+        largest = max(categories, key=lambda c: c["runs"])
+        of = f" (its largest of {len(categories)} categories)" if len(categories) > 1 else ""
+        reason = f"{largest['reason']}{of}"
+    return {
+        "template": row.template,
+        "cluster": cluster_name,
+        "computed_at": row.computed_at,
+        "latest_end": row.latest_end,
+        "newest_run_end": newest_end,
+        "stale": stale,
+        "n_runs": row.n_runs,
+        "n_categories": row.n_categories,
+        "n_anomalous": row.n_anomalous,
+        "n_analysed": analysed,
+        "params": {k: v for k, v in params.items() if isinstance(v, int | float)},
+        "reason": reason,
+        "sentences": sentences,
+        "categories": categories,
+        "ranking": ranking,
+    }
+
+
+def localization_views(*, templates: Sequence[str], cluster: str = "") -> list[dict[str, Any]]:
+    """:func:`localization_view` of every stored result of ``templates``, each knowing whether newer runs exist."""
+    stored = stage_selectors.stored_with_newest_ends(templates=templates, cluster=cluster)
+    return [localization_view(s.row, s.newest_end) for s in stored]
+
+
+def history_section(by: str, value: str, cluster: str) -> dict[str, Any]:
+    """The history's "Which stage was the outlier?" section: the stored localization of each template of the runs
+    (a flow's: one line per job's template), and the templates not computed yet with their successful runs."""
+    templates = stage_selectors.templates_for_history(by, value, cluster)
+    views = localization_views(templates=templates, cluster=cluster)
+    computed = {view["template"] for view in views}
+    missing = [t for t in templates if t not in computed]
+    counts = stage_selectors.qualifying_run_counts(templates=missing, cluster=cluster) if missing else {}
+    config = stage_services.localization_settings()
+    return {
+        "views": views,
+        "missing": [{"template": t, "runs": counts.get(t, 0)} for t in missing],
+        "min_runs": config.min_runs,
+        "alpha": config.alpha,
+        "compact": by == "flow_def_id",
+    }
