@@ -15,7 +15,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from analyzer.hosts import services as host_ranking
+from analyzer.hosts import selectors as host_selectors
 from analyzer.models import HostRankingSnapshot
 
 HOSTS_PER_PAGE: Final = 100
@@ -44,7 +44,7 @@ def _z(value: Any) -> str:
     return "—" if value is None else f"{value:.2f}".replace("-", "\N{MINUS SIGN}")
 
 
-def histogram_chart(histogram: host_ranking.HostHistogram, host: str, family: str | None) -> dict[str, Any]:
+def histogram_chart(histogram: host_selectors.HostHistogram, host: str, family: str | None) -> dict[str, Any]:
     """The ``host-histogram`` chart's data (webui/static/webui/charts.js)."""
     edges = histogram.edges
     return {
@@ -79,8 +79,8 @@ def trend_chart(trend: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
 
 
 def _choices(request: HttpRequest) -> tuple[list[str], list[str], str, str]:
-    clusters, windows = host_ranking.snapshot_choices()
-    default = host_ranking.default_choice() or ("", "")
+    clusters, windows = host_selectors.snapshot_choices()
+    default = host_selectors.default_choice() or ("", "")
     cluster = _param(request, "cluster", 100) or default[0]
     window = _param(request, "window", 16) or default[1]
     return clusters, windows, cluster, window
@@ -94,26 +94,26 @@ def hosts(request: HttpRequest) -> HttpResponse:
         "windows": windows,
         "cluster": cluster,
         "window": window,
-        "no_cluster": host_ranking.NO_CLUSTER,
+        "no_cluster": host_selectors.NO_CLUSTER,
     }
     if not clusters:
         return render(request, "webui/hosts.html", context)
-    snapshot = host_ranking.latest_snapshot(cluster, window)
+    snapshot = host_selectors.latest_snapshot(cluster, window)
     if snapshot is None:
         context["missing"] = True
         return render(request, "webui/hosts.html", context, status=404)
-    context["facts"] = host_ranking.snapshot_facts(snapshot)
+    context["facts"] = host_selectors.snapshot_facts(snapshot)
     host = _param(request, "host")
     if host:
         return _host_detail(request, snapshot, host, context)
     only_stragglers = request.GET.get("only") == "stragglers"
-    records = host_ranking.snapshot_hosts(snapshot)
+    records = host_selectors.snapshot_hosts(snapshot)
     stragglers = [r for r in records if r.get("straggler")]
     shown = stragglers if only_stragglers else records
     page = Paginator(shown, HOSTS_PER_PAGE).get_page(request.GET.get("page"))
     charts = []
     for i, record in enumerate(stragglers[:MAX_STRAGGLER_CHARTS]):
-        histogram = host_ranking.host_histogram(snapshot, record)
+        histogram = host_selectors.host_histogram(snapshot, record)
         charts.append(
             {
                 "id": f"straggler-{i + 1}",
@@ -152,18 +152,18 @@ def _host_detail(
     request: HttpRequest, snapshot: HostRankingSnapshot, host: str, context: dict[str, Any]
 ) -> HttpResponse:
     context["host"] = host
-    trend = host_ranking.host_trend(host, context["cluster"], limit=TREND_POINTS)
+    trend = host_selectors.host_trend(host, context["cluster"], limit=TREND_POINTS)
     trend_rows = sorted(
         ({"window": w, **p} for w, points in trend.items() for p in points),
         key=lambda p: (p["computed_at"], p["window"]),
         reverse=True,
     )
     context |= {"trend": trend, "trend_rows": trend_rows, "trend_data": trend_chart(trend) if trend_rows else None}
-    record = host_ranking.host_record(snapshot, host)
+    record = host_selectors.host_record(snapshot, host)
     if record is None:
         context["host_missing"] = True
         return render(request, "webui/hosts_detail.html", context, status=404)
-    histogram = host_ranking.host_histogram(snapshot, record)
+    histogram = host_selectors.host_histogram(snapshot, record)
     row = _row(record, context["cluster"], context["window"])
     context |= {
         "record": row,

@@ -13,6 +13,7 @@ from django.test import override_settings
 from factories import NOW, add_host_tasks, make_app
 
 from analysis.pipeline import analyze
+from analyzer.hosts import selectors as host_selectors
 from analyzer.hosts import services as host_ranking
 from analyzer.models import AnalyzedApp, AppHostTasks, Cluster, HostRank, HostRankingSnapshot
 from analyzer.services import report_store
@@ -131,22 +132,22 @@ def test_the_trend_and_histogram_of_a_straggler_host_come_from_its_snapshots() -
     fleet()
     for hour in range(3):
         host_ranking.rank_hosts_snapshots(now=NOW + dt.timedelta(hours=hour), windows=["24h"])
-    trend = host_ranking.host_trend("node-07", host_ranking.NO_CLUSTER)
+    trend = host_selectors.host_trend("node-07", host_selectors.NO_CLUSTER)
     assert [p["level"] for p in trend["24h"]] == [0, 0, 0]
     assert [p["computed_at"] for p in trend["24h"]] == [NOW + dt.timedelta(hours=h) for h in range(3)]
-    snapshot = host_ranking.latest_snapshot(host_ranking.NO_CLUSTER, "24h")
+    snapshot = host_selectors.latest_snapshot(host_selectors.NO_CLUSTER, "24h")
     assert snapshot is not None
-    record = host_ranking.host_record(snapshot, "node-07")
+    record = host_selectors.host_record(snapshot, "node-07")
     assert record is not None
-    histogram = host_ranking.host_histogram(snapshot, record)
+    histogram = host_selectors.host_histogram(snapshot, record)
     assert histogram.source == "snapshot"
     assert sum(histogram.counts) + histogram.below + histogram.above == 160
     expected = [e for e in histogram.expected if e is not None]
     assert sum(expected) == pytest.approx(160, rel=0.1)  # the fitted density, scaled to the host's tasks
-    fast = host_ranking.host_record(snapshot, "node-00")
+    fast = host_selectors.host_record(snapshot, "node-00")
     assert fast is not None
     assert fast["level"] > 0
-    recounted = host_ranking.host_histogram(snapshot, fast)  # not on level 0: recounted from the stored samples
+    recounted = host_selectors.host_histogram(snapshot, fast)  # not on level 0: recounted from the stored samples
     assert recounted.source == "stored"
     assert recounted.n == 160
 

@@ -9,6 +9,7 @@ import pytest
 from factories import NOW, add_host_tasks, make_app
 from rest_framework.test import APIClient
 
+from analyzer.hosts import selectors as host_selectors
 from analyzer.hosts import services as host_ranking
 from analyzer.models import Cluster
 
@@ -36,11 +37,11 @@ def test_the_list_gives_the_snapshots_facts_and_hosts_slowest_first(api: APIClie
     ranked_fleet()
     body = api.get("/api/v1/hosts", {"window": "24h"}).json()
     assert body["snapshot"]["window"] == "24h"
-    assert body["snapshot"]["cluster"] == host_ranking.NO_CLUSTER
+    assert body["snapshot"]["cluster"] == host_selectors.NO_CLUSTER
     assert (body["snapshot"]["n_hosts"], body["snapshot"]["n_stragglers"], body["count"]) == (12, 1, 12)
     first = body["hosts"][0]
     assert (first["host"], first["level"], first["straggler"]) == ("node-07", 0, True)
-    assert first["family"] in host_ranking.fitting.FAMILIES
+    assert first["family"] in host_selectors.fitting.FAMILIES
     assert first["ci_low"] < first["mean"] < first["ci_high"]
     page = api.get("/api/v1/hosts", {"limit": 5, "offset": 10}).json()
     assert (page["count"], len(page["hosts"])) == (12, 2)

@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analyzer.hosts import services as host_ranking
+from analyzer.hosts import selectors as host_selectors
 from analyzer.models import HostRankingSnapshot
 from webui.api.errors import BAD_REQUEST, COMMON, ErrorSerializer, error_body
 
@@ -26,7 +26,7 @@ NO_SNAPSHOT = OpenApiResponse(ErrorSerializer, description="No snapshot of that 
 
 class SnapshotFactsSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
-    cluster = serializers.CharField(help_text=f'The cluster\'s name, or "{host_ranking.NO_CLUSTER}" for files.')
+    cluster = serializers.CharField(help_text=f'The cluster\'s name, or "{host_selectors.NO_CLUSTER}" for files.')
     window = serializers.CharField(help_text='"24h", "7d", ...: apps that ended in it count.')
     window_start = serializers.DateTimeField(allow_null=True)
     window_end = serializers.DateTimeField(allow_null=True)
@@ -124,7 +124,7 @@ class HostDetailSerializer(serializers.Serializer[Any]):
 
 class HostsQuerySerializer(serializers.Serializer[Any]):
     cluster = serializers.CharField(
-        required=False, max_length=100, help_text=f"A cluster's name, or {host_ranking.NO_CLUSTER} for files."
+        required=False, max_length=100, help_text=f"A cluster's name, or {host_selectors.NO_CLUSTER} for files."
     )
     window = serializers.CharField(required=False, max_length=16, help_text="24h or 7d (the configured windows).")
 
@@ -136,13 +136,13 @@ class HostsListQuerySerializer(HostsQuerySerializer):
 
 
 def _snapshot(params: dict[str, Any]) -> HostRankingSnapshot | Response:
-    default = host_ranking.default_choice()
+    default = host_selectors.default_choice()
     if default is None:
         message = "No host ranking is stored yet: run manage.py rank_hosts, or wait for the hourly beat task."
         return Response(error_body("not_found", message), status=404)
     cluster = params.get("cluster") or default[0]
     window = params.get("window") or default[1]
-    snapshot = host_ranking.latest_snapshot(cluster, window)
+    snapshot = host_selectors.latest_snapshot(cluster, window)
     if snapshot is None:
         message = f"No host ranking of cluster {cluster!r} over window {window!r}."
         return Response(error_body("not_found", message, "cluster"), status=404)
@@ -166,12 +166,12 @@ class HostsView(APIView):
         found = _snapshot(params)
         if isinstance(found, Response):
             return found
-        hosts = host_ranking.snapshot_hosts(found)
+        hosts = host_selectors.snapshot_hosts(found)
         if params["stragglers"]:
             hosts = [h for h in hosts if h.get("straggler")]
         offset, limit = params["offset"], params["limit"]
         body = {
-            "snapshot": host_ranking.snapshot_facts(found),
+            "snapshot": host_selectors.snapshot_facts(found),
             "count": len(hosts),
             "limit": limit,
             "offset": offset,
@@ -197,15 +197,15 @@ class HostDetailView(APIView):
         if isinstance(found, Response):
             return found
         # PostgreSQL text cannot hold NUL, so no stored host has one.
-        record = None if "\x00" in host else host_ranking.host_record(found, host)
+        record = None if "\x00" in host else host_selectors.host_record(found, host)
         if record is None:
             message = f"Host {host[:300]!r} ran no task with a z-score in this snapshot."
             return Response(error_body("not_found", message, "host"), status=404)
-        cluster = host_ranking.cluster_value(found.cluster)
-        histogram = host_ranking.host_histogram(found, record)
-        trend = host_ranking.host_trend(host, cluster)
+        cluster = host_selectors.cluster_value(found.cluster)
+        histogram = host_selectors.host_histogram(found, record)
+        trend = host_selectors.host_trend(host, cluster)
         body = {
-            "snapshot": host_ranking.snapshot_facts(found),
+            "snapshot": host_selectors.snapshot_facts(found),
             "host": record,
             "histogram": {
                 "edges": histogram.edges,

@@ -14,14 +14,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analyzer.hosts.services import (
-    NO_CLUSTER,
-    End,
-    UnknownCluster,
-    configured_windows,
-    parse_window,
-    rank_hosts_snapshots,
-)
+from analyzer.hosts.selectors import NO_CLUSTER, parse_window
+from analyzer.hosts.services import End, UnknownCluster, configured_windows, rank_hosts_snapshots
 from analyzer.selectors import parse_instant
 
 
