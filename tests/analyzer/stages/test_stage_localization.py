@@ -240,7 +240,7 @@ def test_a_result_stored_in_an_unexpected_shape_reads_as_empty_not_as_a_crash() 
 
 # --- the real recurring samples --------------------------------------------------------------------------------
 
-RECURRING = Path(__file__).resolve().parents[2] / "samples" / "recurring"
+RECURRING = Path(__file__).resolve().parents[3] / "samples" / "recurring"
 
 
 @pytest.mark.skipif(not (RECURRING / "manifest.json").exists(), reason="samples/recurring missing")
@@ -410,7 +410,7 @@ def test_the_command_prints_hostile_host_names_without_terminal_escapes() -> Non
     assert "its tasks on host evil?]0;pwned? took 4.0x the others'" in out.getvalue()
 
 
-CLUSTER = Path(__file__).resolve().parents[2] / "samples" / "cluster"
+CLUSTER = Path(__file__).resolve().parents[3] / "samples" / "cluster"
 
 
 @pytest.mark.skipif(not (CLUSTER / "manifest.json").exists(), reason="samples/cluster missing")
