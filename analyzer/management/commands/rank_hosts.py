@@ -22,7 +22,7 @@ from analyzer.hosts.services import (
     parse_window,
     rank_hosts_snapshots,
 )
-from analyzer.selectors import parse_instant
+from analyzer.selectors.apps import parse_instant
 
 
 class Command(BaseCommand):
