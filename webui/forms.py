@@ -1,6 +1,6 @@
 """The app list's search form: every field is a GET parameter, so a search is a shareable URL.
 
-The filters mean what the REST API's do (``selectors.filter_apps`` serves both); the page keeps its older names
+The filters mean what the REST API's do (``app_selectors.filter_apps`` serves both); the page keeps its older names
 ``min_severity`` (the API's ``severity_min``), ``severity`` (exactly) and ``analyzed`` (a window), and adds a
 cluster value for apps analyzed from files. A bad value is shown on the form and ignored; the rest still searches.
 """
@@ -14,8 +14,8 @@ from typing import Any, Final
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS
 
-from analyzer import selectors
 from analyzer.models import AppType, Severity
+from analyzer.selectors import apps as app_selectors
 
 # "analyzed" parameter values -> how far back they reach.
 ANALYZED_WINDOWS: Final[dict[str, timedelta]] = {
@@ -59,8 +59,8 @@ SORT_CHOICES: Final = [
     ("name", "Name A to Z"),
     ("-name", "Name Z to A"),
 ]
-assert set(SORT_KEYS) == set(selectors.APP_ORDERINGS) == {value.removeprefix("-") for value, _ in SORT_CHOICES}
-DEFAULT_SORT: Final = selectors.DEFAULT_APP_ORDERING
+assert set(SORT_KEYS) == set(app_selectors.APP_ORDERINGS) == {value.removeprefix("-") for value, _ in SORT_CHOICES}
+DEFAULT_SORT: Final = app_selectors.DEFAULT_APP_ORDERING
 
 
 class SeverityField(forms.TypedChoiceField):
@@ -87,7 +87,7 @@ class InstantField(forms.Field):
         text = str(value or "").strip()
         if not text:
             return None
-        parsed = selectors.parse_instant(text[:64])
+        parsed = app_selectors.parse_instant(text[:64])
         if parsed is None:
             raise forms.ValidationError(
                 "Not a date-time (ISO 8601, e.g. 2026-03-01T12:00) or epoch milliseconds: %(value)s.",
@@ -97,7 +97,7 @@ class InstantField(forms.Field):
 
     def prepare_value(self, value: Any) -> Any:
         # The input shows a UTC wall-clock time (an epoch-ms or offset URL value included), which it sends back.
-        parsed = value if isinstance(value, datetime) else selectors.parse_instant(str(value or "")[:64])
+        parsed = value if isinstance(value, datetime) else app_selectors.parse_instant(str(value or "")[:64])
         if parsed is None:
             return value
         shown = parsed.astimezone(UTC)
@@ -189,11 +189,11 @@ class AppSearchForm(forms.Form):
         return text[0].lower() + text[1:]
 
     def search(self, *, now: datetime) -> dict[str, Any]:
-        """Keyword arguments for ``selectors.app_search`` from the valid fields."""
+        """Keyword arguments for ``app_selectors.app_search`` from the valid fields."""
         given = self.valid_filters()
         window = ANALYZED_WINDOWS.get(given.get("analyzed", ""))
         cluster = given.get("cluster", "")
-        filters = selectors.AppFilters(
+        filters = app_selectors.AppFilters(
             queue=given.get("queue", ""),
             app_type=given.get("app_type", ""),
             job_type=given.get("job_type", ""),

@@ -15,8 +15,13 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
-from analyzer import ops, selectors
+from analyzer import ops
 from analyzer.models import AnalyzedApp
+from analyzer.selectors import apps as app_selectors
+from analyzer.selectors import dashboard as dashboard_selectors
+from analyzer.selectors import flows as flow_selectors
+from analyzer.selectors import report as report_selectors
+from analyzer.selectors import sources as source_selectors
 from webui import help as help_content
 from webui.api.pagination import COUNT_CAP
 from webui.forms import (
@@ -30,6 +35,7 @@ from webui.forms import (
     UserForm,
 )
 from webui.presenters import attribution as attribution_presenter
+from webui.presenters import charts
 from webui.presenters import stages as stage_localization
 from webui.presenters.executors import executor_anomaly_panel
 
@@ -69,14 +75,16 @@ def _bad_request(request: HttpRequest, form: ProblemForm, what: str) -> HttpResp
 
 @require_safe
 def dashboard(request: HttpRequest) -> HttpResponse:
-    summary = selectors.dashboard_summary(now=timezone.now())
+    summary = dashboard_selectors.dashboard_summary(now=timezone.now())
     return render(request, "webui/dashboard.html", {"summary": summary, "no_cluster": NO_CLUSTER})
 
 
 @require_safe
 def app_list(request: HttpRequest) -> HttpResponse:
-    form = AppSearchForm(request.GET, clusters=selectors.cluster_names(), heuristics=selectors.heuristic_choices())
-    apps = selectors.app_search(**form.search(now=timezone.now()))
+    form = AppSearchForm(
+        request.GET, clusters=app_selectors.cluster_names(), heuristics=app_selectors.heuristic_choices()
+    )
+    apps = app_selectors.app_search(**form.search(now=timezone.now()))
     page = CappedPaginator(apps, APPS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "form": form,
@@ -90,16 +98,16 @@ def app_list(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def app_report(request: HttpRequest, pk: int) -> HttpResponse:
-    report = selectors.app_report(pk=pk, stage_sort=request.GET.get("stage_sort", ""))
+    report = report_selectors.app_report(pk=pk, stage_sort=request.GET.get("stage_sort", ""))
     if report is None:
         return _not_found(request, f"There is no analyzed app number {pk}. It may have been deleted.")
     attribution = attribution_presenter.app_attribution(report.app)
     context = {
         "report": report,
         "app": report.app,
-        "attempts": selectors.app_attempts(app=report.app),
-        "stage_charts": selectors.flagged_stage_charts(report),
-        "timeline": selectors.executor_timeline(report),
+        "attempts": report_selectors.app_attempts(app=report.app),
+        "stage_charts": charts.flagged_stage_charts(report),
+        "timeline": charts.executor_timeline(report),
         "attribution": attribution,
         "attribution_chart": attribution_presenter.attribution_chart(attribution),
         "executor_anomaly": executor_anomaly_panel(
@@ -113,7 +121,7 @@ def app_report(request: HttpRequest, pk: int) -> HttpResponse:
 def help_index(request: HttpRequest) -> HttpResponse:
     context = {
         "catalog": help_content.heuristic_catalog(),
-        "metrics": selectors.metric_help(),
+        "metrics": report_selectors.metric_help(),
         "metrics_explanation": help_content.metrics_explanation(),
     }
     return render(request, "webui/help_index.html", context)
@@ -134,7 +142,7 @@ def attribution_versions(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def sources(request: HttpRequest) -> HttpResponse:
-    overview = selectors.sources_overview(now=timezone.now())
+    overview = source_selectors.sources_overview(now=timezone.now())
     return render(request, "webui/sources.html", {"clusters": overview})
 
 
@@ -147,7 +155,7 @@ def flow_execution(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _bad_request(request, form, "a flow execution")
     flow_exec_id, cluster = form.cleaned_data["flow_exec_id"], form.cleaned_data["cluster"]
-    run = selectors.flow_execution(flow_exec_id=flow_exec_id, cluster=cluster)
+    run = flow_selectors.flow_execution(flow_exec_id=flow_exec_id, cluster=cluster)
     if run is None:
         return _not_found(request, f"No analyzed app belongs to flow execution “{flow_exec_id}”.")
     codes = _codes(run.heuristics.values())
@@ -155,7 +163,7 @@ def flow_execution(request: HttpRequest) -> HttpResponse:
         "run": run,
         "cluster": cluster,
         "codes": codes,
-        "previous": selectors.previous_flow_execution(run=run, cluster=cluster),
+        "previous": flow_selectors.previous_flow_execution(run=run, cluster=cluster),
     }
     return render(request, "webui/flow_execution.html", context)
 
@@ -177,11 +185,11 @@ def history(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _bad_request(request, form, "a history")
     by, data = form.by, form.cleaned_data
-    cluster, limit = data["cluster"], data["limit"] or selectors.HISTORY_DEFAULT_LIMIT
+    cluster, limit = data["cluster"], data["limit"] or flow_selectors.HISTORY_DEFAULT_LIMIT
     if by == "flow_def_id":
-        points = selectors.flow_history(flow_def_id=data[by], cluster=cluster, limit=limit)
+        points = flow_selectors.flow_history(flow_def_id=data[by], cluster=cluster, limit=limit)
     else:
-        points = selectors.job_history(**{by: data[by]}, cluster=cluster, limit=limit)
+        points = flow_selectors.job_history(**{by: data[by]}, cluster=cluster, limit=limit)
     codes = _codes(point.heuristics for point in points)
     strip = [(code, [(point, point.heuristics.get(code)) for point in points]) for code in codes]
     context = {
@@ -193,7 +201,7 @@ def history(request: HttpRequest) -> HttpResponse:
         "points": points,
         "latest_first": points[::-1],
         "strip": strip,
-        "chart_data": selectors.history_chart_data(points),
+        "chart_data": charts.history_chart_data(points),
         "stage_anomalies": stage_localization.history_section(by, data[by], cluster) if points else None,
     }
     return render(request, "webui/history.html", context)
@@ -207,10 +215,10 @@ def compare(request: HttpRequest) -> HttpResponse:
     a, b, cluster = form.cleaned_data["a"], form.cleaned_data["b"], form.cleaned_data["cluster"]
     # The earlier run is always A, the baseline, so "▼ better" means better than before whichever run the
     # comparison was started from.
-    comparison = selectors.flow_comparison(a=a, b=b, cluster=cluster, earlier_first=True)
+    comparison = flow_selectors.flow_comparison(a=a, b=b, cluster=cluster, earlier_first=True)
     if comparison is None:
         # Say which side is missing: the common mistake is one mistyped id.
-        missing = a if selectors.flow_execution(flow_exec_id=a, cluster=cluster) is None else b
+        missing = a if flow_selectors.flow_execution(flow_exec_id=a, cluster=cluster) is None else b
         return _not_found(request, f"No analyzed app belongs to flow execution “{missing}”.")
     return render(request, "webui/compare.html", {"comparison": comparison, "cluster": cluster})
 
@@ -224,7 +232,7 @@ def user_page(request: HttpRequest) -> HttpResponse:
         return _bad_request(request, form, "a user")
     user, days = form.cleaned_data["user"], form.cleaned_data["days"] or USER_DEFAULT_DAYS
     since = timezone.now() - timedelta(days=days)
-    summary = selectors.user_summary(user=user, since=since)
+    summary = dashboard_selectors.user_summary(user=user, since=since)
     page = Paginator(summary.apps, APPS_PER_PAGE).get_page(request.GET.get("page"))
     context = {"user_name": user, "days": days, "form": form, "summary": summary, "page": page}
     return render(request, "webui/user.html", context)

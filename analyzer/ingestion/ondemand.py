@@ -38,7 +38,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from analyzer.models import AppClaim, ClaimState, Cluster, Source, SourceBackend, YarnAppView
-from analyzer.selectors import app_id_exact
+from analyzer.selectors.apps import app_id_exact
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from django.utils import timezone
 from django.utils.html import escape
 from factories import make_app
 
-from analyzer import selectors
 from analyzer.models import AnalyzedApp, Cluster, Severity
+from analyzer.selectors import dashboard as dashboard_selectors
 
 pytestmark = pytest.mark.django_db
 
@@ -127,10 +127,10 @@ def test_the_summary_sums_per_user_and_per_flow_in_the_period_by_end_or_else_by_
     ended(1, user="ann", flow_def_id="f", wasted_gb_hours=2.0, used_gb_hours=3.0)
     make_app(user="ann", flow_def_id="f", end_time=None, wasted_gb_hours=1.0, used_gb_hours=None)  # analyzed now
 
-    summary = selectors.dashboard_summary(now=now)
+    summary = dashboard_selectors.dashboard_summary(now=now)
 
-    assert summary.top_users == [selectors.Offender("user", "ann", 2, 3.0, 3.0)]
-    assert summary.top_flows == [selectors.Offender("flow_def_id", "f", 2, 3.0, 3.0)]
+    assert summary.top_users == [dashboard_selectors.Offender("user", "ann", 2, 3.0, 3.0)]
+    assert summary.top_flows == [dashboard_selectors.Offender("flow_def_id", "f", 2, 3.0, 3.0)]
 
 
 def test_user_and_flow_names_holding_markup_are_shown_escaped_and_linked_encoded(client: Client) -> None:

@@ -10,12 +10,13 @@ from django import forms
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema_field
 
-from analyzer import selectors
 from analyzer.models import AnalyzedApp, AppType, Severity
+from analyzer.selectors import apps as app_selectors
+from analyzer.selectors import gate as gate_selectors
 
 # ordering values -> model field; each may be "-"-prefixed for descending. Ties break on the id.
 ORDERING_FIELDS: Final[dict[str, str]] = {
-    key: selectors.APP_ORDERINGS[key]
+    key: app_selectors.APP_ORDERINGS[key]
     for key in ("end_time", "start_time", "severity", "score", "runtime_ms", "wasted_gb_hours")
 }
 ORDERING_CHOICES: Final[list[str]] = [value for name in ORDERING_FIELDS for value in (name, f"-{name}")]
@@ -26,7 +27,7 @@ class SeverityFormField(forms.Field):
     def to_python(self, value: Any) -> int | None:
         if value in (None, ""):
             return None
-        level = selectors.parse_severity(str(value))
+        level = gate_selectors.parse_severity(str(value))
         if level is None:
             names = ", ".join(level.name for level in Severity)
             # The value goes in params: django-filter formats the message with them ("%" in a value is data).
@@ -44,7 +45,7 @@ class InstantFormField(forms.Field):
         if value in (None, ""):
             return None
         text = str(value).strip()
-        parsed = selectors.parse_instant(text)
+        parsed = app_selectors.parse_instant(text)
         if parsed is None:
             raise forms.ValidationError(
                 "Not an ISO 8601 date-time or epoch milliseconds: %(value)s.", params={"value": repr(text[:50])}
@@ -123,18 +124,18 @@ class AppFilter(django_filters.FilterSet):
 
     def filter_queryset(self, queryset: QuerySet[AnalyzedApp]) -> QuerySet[AnalyzedApp]:
         # The declarations above name, validate and document the parameters; the filtering itself is the search
-        # page's (selectors.filter_apps), so the two cannot drift. Flow and job ids match exactly here.
+        # page's (app_selectors.filter_apps), so the two cannot drift. Flow and job ids match exactly here.
         data = self.form.cleaned_data
         given = {name: data[name] for name in _FILTER_NAMES if data.get(name) not in (None, "")}
-        queryset = selectors.filter_apps(queryset, selectors.AppFilters(**given))
+        queryset = app_selectors.filter_apps(queryset, app_selectors.AppFilters(**given))
         return order_apps(queryset, data.get("ordering") or DEFAULT_ORDERING)
 
 
 _FILTER_NAMES: Final = tuple(
-    name for name in AppFilter.base_filters if name in selectors.AppFilters.__dataclass_fields__
+    name for name in AppFilter.base_filters if name in app_selectors.AppFilters.__dataclass_fields__
 )
 
 
 def order_apps(queryset: QuerySet[AnalyzedApp], ordering: str) -> QuerySet[AnalyzedApp]:
     """Sort by a known key; missing values last either way, the id breaks ties (stable pages)."""
-    return selectors.order_apps(queryset, ordering)
+    return app_selectors.order_apps(queryset, ordering)

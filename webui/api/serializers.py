@@ -16,8 +16,9 @@ from rest_framework import serializers
 from rest_framework.fields import SkipField
 from rest_framework.relations import PKOnlyObject, RelatedField
 
-from analyzer import selectors
 from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicDetail, HeuristicResult, Severity, StageSummary
+from analyzer.selectors import flows as flow_selectors
+from analyzer.selectors import gate as gate_selectors
 from webui.presenters import attribution as attribution_presenter
 from webui.presenters.executors import api_summary as executor_anomaly_summary
 
@@ -105,7 +106,7 @@ class SeverityField(serializers.Field[int, int, str, Any]):
         return Severity(value).name
 
     def to_internal_value(self, data: Any) -> int:  # pragma: no cover - the API is read-only
-        level = selectors.parse_severity(str(data))
+        level = gate_selectors.parse_severity(str(data))
         if level is None:
             raise serializers.ValidationError("Unknown severity.")
         return level
@@ -620,7 +621,7 @@ class FlowRunSerializer(FlowRunSummarySerializer):
     apps = serializers.SerializerMethodField()
 
     @extend_schema_field(FlowAppSerializer(many=True))
-    def get_apps(self, run: selectors.FlowRun) -> list[Any]:
+    def get_apps(self, run: flow_selectors.FlowRun) -> list[Any]:
         context = {**self.context, "heuristics": run.heuristics}
         return list(FlowAppSerializer(run.apps, many=True, context=context).data)
 
@@ -679,11 +680,11 @@ class ComparedJobSerializer(serializers.Serializer[Any]):
         return FlowAppSerializer(app, context=self.context).data
 
     @extend_schema_field(FlowAppSerializer(allow_null=True))
-    def get_a(self, job: selectors.ComparedJob) -> Any:
+    def get_a(self, job: flow_selectors.ComparedJob) -> Any:
         return self._side(job.a)
 
     @extend_schema_field(FlowAppSerializer(allow_null=True))
-    def get_b(self, job: selectors.ComparedJob) -> Any:
+    def get_b(self, job: flow_selectors.ComparedJob) -> Any:
         return self._side(job.b)
 
 

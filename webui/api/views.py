@@ -20,10 +20,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analyzer import selectors
 from analyzer.ingestion import ondemand
 from analyzer.ingestion.claims import claims_retry, cluster_failed_claims
 from analyzer.models import AnalyzedApp, Cluster, Severity
+from analyzer.selectors import apps as app_selectors
+from analyzer.selectors import flows as flow_selectors
+from analyzer.selectors import gate as gate_selectors
+from analyzer.selectors import report as report_selectors
+from analyzer.selectors import sources as source_selectors
 from webui.api import serializers as api
 from webui.api.errors import BAD_REQUEST, COMMON, NOT_FOUND, ErrorSerializer, error_body
 from webui.api.filters import AppFilter
@@ -81,7 +85,7 @@ def app_rows(request: Request, app_id: str) -> tuple[list[AnalyzedApp], bool]:
     attempt, cluster = _app_choice(request)
     # PostgreSQL text cannot hold NUL, so no stored app has one: such a request matches nothing.
     nul = any("\x00" in value for value in (app_id, attempt, cluster))
-    rows = [] if nul else selectors.app_attempts_by_id(app_id=app_id, attempt=attempt, cluster=cluster)
+    rows = [] if nul else app_selectors.app_attempts_by_id(app_id=app_id, attempt=attempt, cluster=cluster)
     if not rows:
         raise _app_not_found(request, app_id)
     return rows, bool(attempt or cluster)
@@ -99,10 +103,10 @@ class AppDetailView(APIView):
     )
     def get(self, request: Request, app_id: str) -> Response:
         rows, narrowed = app_rows(request, app_id)
-        report = selectors.app_report(pk=rows[0].pk)
+        report = report_selectors.app_report(pk=rows[0].pk)
         if report is None:  # deleted since it was listed
             raise _app_not_found(request, app_id)
-        attempts = selectors.app_attempts_by_id(app_id=app_id) if narrowed else rows
+        attempts = app_selectors.app_attempts_by_id(app_id=app_id) if narrowed else rows
         context = {"request": request, "executors": report.executors, "attempts": attempts}
         return Response(api.AppDetailSerializer(report.app, context=context).data)
 
@@ -184,7 +188,7 @@ class ClusterListView(APIView):
     )
     def get(self, request: Request) -> Response:
         clusters = []
-        for cluster in selectors.sources_overview(now=timezone.now()):
+        for cluster in source_selectors.sources_overview(now=timezone.now()):
             sources = []
             for status in cluster.sources:
                 source = status.source
@@ -223,7 +227,7 @@ class ClusterListView(APIView):
 
 class SeverityParam(serializers.CharField):
     def to_internal_value(self, data: Any) -> int:  # type: ignore[override]
-        level = selectors.parse_severity(str(super().to_internal_value(data)))
+        level = gate_selectors.parse_severity(str(super().to_internal_value(data)))
         if level is None:
             names = ", ".join(level.name for level in Severity)
             raise serializers.ValidationError(f"Unknown severity: use one of {names} or 0-4.")
@@ -232,7 +236,7 @@ class SeverityParam(serializers.CharField):
 
 def _heuristic_codes(value: str) -> list[str]:
     codes = [code.strip() for code in value.split(",") if code.strip()]
-    known = selectors.heuristic_codes()
+    known = gate_selectors.heuristic_codes()
     unknown = [code for code in codes if known is not None and code not in known]
     if unknown:
         raise serializers.ValidationError(f"Unknown heuristic code(s): {', '.join(unknown)[:300]}.")
@@ -268,7 +272,7 @@ class GateQuerySerializer(serializers.Serializer[Any]):
         return attrs
 
 
-def _gate_body(verdict: selectors.GateVerdict, request: Request) -> dict[str, Any]:
+def _gate_body(verdict: gate_selectors.GateVerdict, request: Request) -> dict[str, Any]:
     context = {"request": request}
     return {
         "verdict": "pass" if verdict.passed else "fail",
@@ -303,13 +307,13 @@ class GateView(APIView):
         query.is_valid(raise_exception=True)
         params = query.validated_data
         targets = {name: params.get(name, "").strip() for name in GateQuerySerializer.TARGETS}
-        target = selectors.gate_target(**targets, cluster=params.get("cluster", "").strip())
+        target = gate_selectors.gate_target(**targets, cluster=params.get("cluster", "").strip())
         if target is None:
             field, value = next((k, v) for k, v in targets.items() if v)
             what = "flow run" if field == "flow_def_id" else "app"
             message = f"No analyzed {what} matches {field}={value!r}: it is not analyzed yet, or the value is wrong."
             return Response(error_body("not_analyzed", message, field), status=404)
-        verdict = selectors.gate_verdict(
+        verdict = gate_selectors.gate_verdict(
             target=target,
             max_severity=params.get("max_severity", Severity.MODERATE.value),
             heuristics=params.get("heuristics", []),
@@ -412,9 +416,11 @@ class AnalyzeView(APIView):
         }
         shown = api.AnalyzeRequestEchoSerializer(echo).data
         max_severity = params.get("max_severity", Severity.MODERATE.value)
-        target = selectors.app_gate_target(pk=progress.analyzed_pk) if progress.done and progress.analyzed_pk else None
+        target = (
+            gate_selectors.app_gate_target(pk=progress.analyzed_pk) if progress.done and progress.analyzed_pk else None
+        )
         if target is not None:
-            verdict = selectors.gate_verdict(
+            verdict = gate_selectors.gate_verdict(
                 target=target, max_severity=max_severity, heuristics=params.get("heuristics", [])
             )
             return Response({"status": "analyzed", "request": shown, **_gate_body(verdict, request)})
@@ -488,7 +494,7 @@ class FlowExecutionView(APIView):
         query = FlowExecutionQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         flow_exec_id = query.validated_data["flow_exec_id"]
-        run = selectors.flow_execution(flow_exec_id=flow_exec_id, cluster=query.validated_data.get("cluster", ""))
+        run = flow_selectors.flow_execution(flow_exec_id=flow_exec_id, cluster=query.validated_data.get("cluster", ""))
         if run is None:
             message = f"No analyzed app belongs to flow execution {flow_exec_id!r}."
             return Response(error_body("not_found", message, "flow_exec_id"), status=404)
@@ -505,9 +511,9 @@ class HistoryQuerySerializer(serializers.Serializer[Any]):
     limit = serializers.IntegerField(
         required=False,
         min_value=1,
-        max_value=selectors.HISTORY_MAX_LIMIT,
-        default=selectors.HISTORY_DEFAULT_LIMIT,
-        help_text=f"How many of the latest runs (default {selectors.HISTORY_DEFAULT_LIMIT}).",
+        max_value=flow_selectors.HISTORY_MAX_LIMIT,
+        default=flow_selectors.HISTORY_DEFAULT_LIMIT,
+        help_text=f"How many of the latest runs (default {flow_selectors.HISTORY_DEFAULT_LIMIT}).",
     )
 
     KEYS = ("job_def_id", "flow_def_id", "template")
@@ -541,9 +547,9 @@ class HistoryView(APIView):
         by = next(name for name in HistoryQuerySerializer.KEYS if params.get(name, ""))
         cluster, limit = params.get("cluster", ""), params["limit"]
         if by == "flow_def_id":
-            points = selectors.flow_history(flow_def_id=params[by], cluster=cluster, limit=limit)
+            points = flow_selectors.flow_history(flow_def_id=params[by], cluster=cluster, limit=limit)
         else:
-            points = selectors.job_history(**{by: params[by]}, cluster=cluster, limit=limit)
+            points = flow_selectors.job_history(**{by: params[by]}, cluster=cluster, limit=limit)
         body = {"by": by, "value": params[by], "cluster": cluster, "limit": limit, "points": points}
         if wants_stage_anomalies(request):
             body["stage_anomalies"] = history_stage_anomalies(by, params[by], cluster) if points else []
@@ -575,10 +581,10 @@ class CompareView(APIView):
         query = CompareQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         a, b, cluster = query.validated_data["a"], query.validated_data["b"], query.validated_data.get("cluster", "")
-        comparison = selectors.flow_comparison(a=a, b=b, cluster=cluster)
+        comparison = flow_selectors.flow_comparison(a=a, b=b, cluster=cluster)
         if comparison is None:
             # Say which side is missing: the common mistake is one mistyped id.
-            missing = "a" if selectors.flow_execution(flow_exec_id=a, cluster=cluster) is None else "b"
+            missing = "a" if flow_selectors.flow_execution(flow_exec_id=a, cluster=cluster) is None else "b"
             value = a if missing == "a" else b
             message = f"No analyzed app belongs to flow execution {value!r} ({missing})."
             return Response(error_body("not_found", message, missing), status=404)

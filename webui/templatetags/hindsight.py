@@ -17,7 +17,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from analyzer.models import Severity
-from analyzer.selectors import MetricValue
+from analyzer.selectors.report import MetricValue
 from webui.forms import DEFAULT_SORT, SORT_KEYS
 from webui.help import inline_segments
 

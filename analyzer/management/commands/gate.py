@@ -17,9 +17,9 @@ from typing import Any, Final, NoReturn
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import DatabaseError
 
-from analyzer import selectors
 from analyzer.management.commands.analyze import printable
 from analyzer.models import Severity
+from analyzer.selectors import gate as gate_selectors
 
 EXIT_FAIL: Final = 1
 EXIT_ERROR: Final = 2
@@ -54,7 +54,7 @@ class Command(BaseCommand):
         raise SystemExit(EXIT_ERROR)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        level = selectors.parse_severity(options["max_severity"])
+        level = gate_selectors.parse_severity(options["max_severity"])
         if level is None:
             self._error(
                 f"unknown --max-severity {options['max_severity']!r}: use one of "
@@ -62,7 +62,7 @@ class Command(BaseCommand):
                 + " or 0-4"
             )
         codes = [code.strip() for code in options["heuristics"].split(",") if code.strip()]
-        known = selectors.heuristic_codes() if codes else None
+        known = gate_selectors.heuristic_codes() if codes else None
         unknown = [code for code in codes if known is not None and code not in known]
         if unknown:
             self._error(f"unknown heuristic code(s): {', '.join(unknown)}")
@@ -70,12 +70,12 @@ class Command(BaseCommand):
         if not any(targets.values()):
             self._error("give a non-empty --app-id, --job-def-id, --flow-def-id or --template")
         try:
-            target = selectors.gate_target(**targets, cluster=options["cluster"].strip())
+            target = gate_selectors.gate_target(**targets, cluster=options["cluster"].strip())
             if target is None:
                 given = next(f"--{k.replace('_', '-')} {v!r}" for k, v in targets.items() if v)
                 what = "flow run" if targets["flow_def_id"] else "app"
                 self._error(f"no analyzed {what} matches {given}: it is not analyzed yet, or the value is wrong")
-            verdict = selectors.gate_verdict(target=target, max_severity=level, heuristics=codes)
+            verdict = gate_selectors.gate_verdict(target=target, max_severity=level, heuristics=codes)
         except DatabaseError as exc:
             self._error(f"database error: {exc}")
         self.stdout.write(printable(verdict.reason))

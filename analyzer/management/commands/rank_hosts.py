@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analyzer.hosts.selectors import NO_CLUSTER, parse_window
 from analyzer.hosts.services import End, UnknownCluster, configured_windows, rank_hosts_snapshots
-from analyzer.selectors import parse_instant
+from analyzer.selectors.apps import parse_instant
 
 
 class Command(BaseCommand):

@@ -1,0 +1,314 @@
+"""One app's report: its findings, stages (in the requested sort), executors, metrics with their labels and units,
+redacted properties and warnings, the other stored attempts of the app, and the ResourceManager's view of it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from django.db.models import F, Prefetch
+
+from analysis.metrics import metric_definitions
+from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicResult, Severity, StageSummary
+
+# Stage table columns a user may sort by (query parameter value -> model field).
+STAGE_SORT_FIELDS: Final[dict[str, str]] = {
+    "stage": "stage_id",
+    "name": "name",
+    "status": "status",
+    "tasks": "num_tasks",
+    "duration": "duration_ms",
+    "run_time": "executor_run_time_ms",
+    "gc": "jvm_gc_time_ms",
+    "input": "input_bytes",
+    "output": "output_bytes",
+    "shuffle_read": "shuffle_read_bytes",
+    "shuffle_write": "shuffle_write_bytes",
+    "spill": "disk_bytes_spilled",
+    "peak_memory": "peak_execution_memory",
+}
+DEFAULT_STAGE_SORT: Final = "stage"
+
+
+@dataclass(frozen=True, slots=True)
+class MetricValue:
+    """One app-level metric as the report shows it; ``value`` is None when the log did not tell."""
+
+    key: str
+    label: str
+    value: float | int | str | None
+    unit: str  # "ms", "gb_hours", "ratio", "bytes", "count" or "" (shown as is)
+    definition: str = ""
+    key_metric: bool = False  # one of the few shown first and large
+
+    @property
+    def help_anchor(self) -> str:
+        return f"metric-{self.key}"
+
+
+# The metrics a report leads with, and their display labels.
+KEY_METRICS: Final[dict[str, str]] = {
+    "runtime_ms": "Runtime",
+    "used_gb_hours": "Used resources",
+    "wasted_gb_hours": "Wasted resources",
+    "core_utilization": "Core utilization",
+    "first_task_delay_ms": "First task delay",
+}
+# analysis.metrics unit names -> display units.
+_UNITS: Final[dict[str, str]] = {"ms": "ms", "GiB-hours": "gb_hours", "bytes": "bytes"}
+
+
+def _metric_unit(key: str, declared: str = "") -> str:
+    if declared in _UNITS:
+        return _UNITS[declared]
+    if key.endswith("_ms"):
+        return "ms"
+    if key.endswith("_bytes"):
+        return "bytes"
+    if key.endswith("_gb_hours"):
+        return "gb_hours"
+    if key.endswith(("_ratio", "_utilization", "_fraction")):
+        return "ratio"
+    if key.startswith(("num_", "max_concurrent_")):
+        return "count"
+    return ""
+
+
+def _metric_label(key: str) -> str:
+    if key in KEY_METRICS:
+        return KEY_METRICS[key]
+    stem = key.removeprefix("num_")
+    for suffix in ("_ms", "_bytes", "_gb_hours"):
+        stem = stem.removesuffix(suffix)
+    return stem.replace("_", " ").capitalize()
+
+
+def _scalar(value: Any) -> float | int | str | None:
+    if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
+        return value
+    return value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+
+
+def metric_help() -> list[tuple[str, str, str]]:
+    """(key, label, definition) of every metric the analysis computes, in display order."""
+    return [(name, _metric_label(name), doc) for name, _unit, doc in metric_definitions("ALL") if name != "notes"]
+
+
+def app_metrics(app: AnalyzedApp) -> list[MetricValue]:
+    """The app's metrics in the analysis's display order, key metrics first; stored keys it does not know last.
+
+    Values come from the ``metrics`` JSON (None when the log did not tell); the runtime and GB-hour columns fill
+    in keys it lacks.
+    """
+    stored: Mapping[str, Any] = app.metrics if isinstance(app.metrics, dict) else {}
+    columns: dict[str, Any] = {
+        "runtime_ms": app.runtime_ms,
+        "used_gb_hours": app.used_gb_hours,
+        "wasted_gb_hours": app.wasted_gb_hours,
+    }
+    definitions = {name: (unit, doc) for name, unit, doc in metric_definitions(app.app_type)}
+    order = [*KEY_METRICS, *(name for name in definitions if name not in KEY_METRICS)]
+    order += sorted(key for key in stored if key not in definitions)
+    shown: list[MetricValue] = []
+    for key in order:
+        if key == "notes":
+            continue
+        unit, doc = definitions.get(key, ("", ""))
+        value = stored[key] if key in stored else columns.get(key)
+        shown.append(
+            MetricValue(key, _metric_label(key), _scalar(value), _metric_unit(key, unit), doc, key in KEY_METRICS)
+        )
+    return shown
+
+
+def _metric_notes(app: AnalyzedApp) -> list[str]:
+    notes = app.metrics.get("notes") if isinstance(app.metrics, dict) else None
+    if not notes:
+        return []
+    return [as_text(note) for note in (notes if isinstance(notes, list) else [notes])]
+
+
+@dataclass(frozen=True, slots=True)
+class AppReport:
+    app: AnalyzedApp
+    heuristics: list[HeuristicResult]  # most severe first, each with ``details`` prefetched
+    stages: list[StageSummary]
+    failed_stages: list[StageSummary]  # those with a failure reason, by stage id
+    executors: list[ExecutorSummary]
+    removed_executors: list[ExecutorSummary]  # those with a removal reason
+    metrics: list[MetricValue]
+    metric_notes: list[str]  # why a metric is missing or estimated
+    properties: list[tuple[str, str]]  # redacted Spark properties, by key
+    warnings: list[str]
+    stage_sort: str  # the applied sort key, "-" prefixed when descending
+    yarn: YarnView | None = None  # the ResourceManager's view, when the cluster has one
+
+    @property
+    def clean_heuristics(self) -> list[HeuristicResult]:
+        """The findings with nothing to fix (severity None)."""
+        return [h for h in self.heuristics if h.severity == Severity.NONE]
+
+
+def stage_sort_key(requested: str) -> str:
+    """The requested stage sort if it is a known column (optionally "-"-prefixed), else the default."""
+    column = requested.removeprefix("-")
+    return requested if column in STAGE_SORT_FIELDS else DEFAULT_STAGE_SORT
+
+
+def as_text(value: Any) -> str:
+    """A stored JSON value as the report shows it: a string as is, anything else as compact JSON."""
+    return value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+
+
+def executor_order(executor: ExecutorSummary) -> tuple[int, int, str]:
+    """Sort key of the report's executors: the driver first, then numeric ids numerically ("2" before "10"), then
+    anything else."""
+    executor_id = executor.executor_id
+    if executor_id == "driver":
+        return (0, 0, "")
+    numeric = executor_id.isascii() and executor_id.isdigit()
+    return (1, int(executor_id), "") if numeric else (2, 0, executor_id)
+
+
+def app_report(*, pk: int, stage_sort: str = DEFAULT_STAGE_SORT) -> AppReport | None:
+    """Everything the report page shows for one app, in a fixed number of queries; None if there is no such app."""
+    sort = stage_sort_key(stage_sort)
+    field = STAGE_SORT_FIELDS[sort.removeprefix("-")]
+    stage_order = (F(field).desc(nulls_last=True) if sort.startswith("-") else F(field).asc(nulls_last=True),)
+    heuristics = HeuristicResult.objects.order_by("-severity", "position", "id").prefetch_related("details")
+    app = (
+        AnalyzedApp.objects.filter(pk=pk)
+        .prefetch_related(
+            Prefetch("heuristic_results", queryset=heuristics),
+            Prefetch("stage_summaries", queryset=StageSummary.objects.order_by(*stage_order, "stage_id", "attempt_id")),
+            "executor_summaries",
+        )
+        .first()
+    )
+    if app is None:
+        return None
+    stages = list(app.stage_summaries.all())
+    executors = sorted(app.executor_summaries.all(), key=executor_order)
+    properties = app.spark_properties if isinstance(app.spark_properties, dict) else {}
+    warnings = app.warnings if isinstance(app.warnings, list) else [app.warnings]
+    return AppReport(
+        app=app,
+        heuristics=list(app.heuristic_results.all()),
+        stages=stages,
+        failed_stages=sorted((s for s in stages if s.failure_reason), key=lambda s: (s.stage_id, s.attempt_id)),
+        executors=executors,
+        removed_executors=[e for e in executors if e.removed_reason],
+        metrics=app_metrics(app),
+        metric_notes=_metric_notes(app),
+        properties=sorted((str(key), as_text(value)) for key, value in properties.items()),
+        warnings=[as_text(w) for w in warnings if w not in (None, "")],
+        stage_sort=sort,
+        yarn=yarn_view(app.yarn),
+    )
+
+
+# Attempts and the ResourceManager's view, on the report page
+
+
+def _attempt_order(app: AnalyzedApp) -> tuple[int, int, str]:
+    attempt = app.attempt_id
+    numeric = attempt.isascii() and attempt.isdigit()
+    return (0, int(attempt), "") if numeric else (1, 0, attempt)
+
+
+def app_attempts(*, app: AnalyzedApp) -> list[AnalyzedApp]:
+    """Every stored attempt of ``app``'s application, ``app`` included, by attempt number.
+
+    Attempts are the same app id on the same cluster; for apps analyzed from files (no cluster) the same source.
+    """
+    siblings = AnalyzedApp.objects.filter(app_id=app.app_id)
+    siblings = siblings.filter(cluster_id=app.cluster_id) if app.cluster_id else siblings.filter(source=app.source)
+    light = siblings.only(
+        "app_id", "attempt_id", "status", "partial", "start_time", "end_time", "runtime_ms", "severity", "score"
+    )
+    return sorted(light, key=_attempt_order)
+
+
+@dataclass(frozen=True, slots=True)
+class YarnView:
+    """The ResourceManager's facts about an app (``fetchers.yarn_rm.rm_app_summary``), each checked for its type."""
+
+    queue: str | None
+    user: str | None
+    final_status: str | None
+    state: str | None
+    started_ms: int | None
+    finished_ms: int | None
+    elapsed_ms: int | None
+    memory_mb_seconds: int | None
+    vcore_seconds: int | None
+    tracking_url: str | None
+    tags: list[str]
+
+    @property
+    def memory_gb_hours(self) -> float | None:
+        return None if self.memory_mb_seconds is None else self.memory_mb_seconds / 1024 / 3600
+
+    @property
+    def average_memory_mb(self) -> float | None:
+        """Memory allocated on average over the app's elapsed time (MB-seconds / seconds)."""
+        if self.memory_mb_seconds is None or not self.elapsed_ms or self.elapsed_ms <= 0:
+            return None
+        return self.memory_mb_seconds / (self.elapsed_ms / 1000)
+
+    @property
+    def average_vcores(self) -> float | None:
+        if self.vcore_seconds is None or not self.elapsed_ms or self.elapsed_ms <= 0:
+            return None
+        return self.vcore_seconds / (self.elapsed_ms / 1000)
+
+    @property
+    def tracking_link(self) -> bool:
+        """Whether the tracking URL may be a link: only http(s), never ``javascript:`` or the like."""
+        return bool(self.tracking_url) and _is_web_url(self.tracking_url or "")
+
+
+def _is_web_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return False
+    return parts.scheme.lower() in {"http", "https"} and bool(parts.netloc)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _integer(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def yarn_view(yarn: Any) -> YarnView | None:
+    """The stored ResourceManager view of an app, or None when there is none; ill-typed values become None."""
+    if not isinstance(yarn, dict) or not yarn:
+        return None
+    tags = yarn.get("tags")
+    return YarnView(
+        queue=_text(yarn.get("queue")),
+        user=_text(yarn.get("user")),
+        final_status=_text(yarn.get("final_status")),
+        state=_text(yarn.get("state")),
+        started_ms=_integer(yarn.get("started_ms")),
+        finished_ms=_integer(yarn.get("finished_ms")),
+        elapsed_ms=_integer(yarn.get("elapsed_ms")),
+        memory_mb_seconds=_integer(yarn.get("memory_mb_seconds")),
+        vcore_seconds=_integer(yarn.get("vcore_seconds")),
+        tracking_url=_text(yarn.get("tracking_url")),
+        tags=[t for t in tags if isinstance(t, str)] if isinstance(tags, list) else [],
+    )
