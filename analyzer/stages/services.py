@@ -54,7 +54,7 @@ SUCCEEDED = "SUCCEEDED"
 
 @dataclass(frozen=True, slots=True)
 class LocalizationSettings:
-    """The library's thresholds and the service's bounds (config/settings.py, HINDSIGHT_STAGE_LOCALIZATION_*)."""
+    """The library's thresholds and the service's bounds (config/settings/base.py, HINDSIGHT_STAGE_LOCALIZATION_*)."""
 
     alpha: float
     beta: float
