@@ -6,6 +6,7 @@ import sys
 
 
 def main() -> None:
+    # The local default (config/settings/__init__.py); a deployment sets config.settings.production.
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     from django.core.management import execute_from_command_line
 

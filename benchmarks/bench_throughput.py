@@ -98,7 +98,11 @@ def free_port() -> int:
 
 
 def bench_env() -> dict[str, str]:
-    """The environment of every Hindsight process of a run: the bench database and broker."""
+    """The environment of every Hindsight process of a run: the bench database and broker.
+
+    The local default settings, not production's: this process runs Django too (needing no secret key), and what
+    production adds (web hardening, a stderr log handler that Celery's own replaces) does not touch a worker's path.
+    """
     return os.environ | {
         "DATABASE_URL": DATABASE_URL,
         "HINDSIGHT_BROKER_URL": broker_url(),

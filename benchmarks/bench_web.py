@@ -10,8 +10,9 @@
    queues and flows are taken from randomly drawn apps, so busy users are asked about as often as they run apps.
 2. The app runs under gunicorn (sync workers, ``--workers``, default 4: two per core, so one can run Python while
    the other waits for PostgreSQL on the same core; more only add memory and context switches on two cores),
-   bound to 127.0.0.1 on a free port, DEBUG off, API throttling off (HINDSIGHT_API_THROTTLE_ANON/_USER empty),
-   persistent database connections (settings' CONN_MAX_AGE).
+   bound to 127.0.0.1 on a free port, on the production settings as the Procfile runs it (config.settings.production,
+   a throwaway secret key; DEBUG off), API throttling off (HINDSIGHT_API_THROTTLE_ANON/_USER empty), persistent
+   database connections (settings' CONN_MAX_AGE).
 3. The load: a separate process (this script with ``--client``) runs ``--clients`` clients on asyncio (stdlib,
    one request at a time each, a new connection per request since sync workers close it), first ``--warmup``
    seconds unrecorded, then ``--duration`` seconds recorded, in two modes, one after the other on one server:
@@ -34,6 +35,7 @@ import json
 import os
 import random
 import resource
+import secrets
 import signal
 import socket
 import subprocess
@@ -338,6 +340,7 @@ def explain(args: argparse.Namespace) -> int:
     os.environ["HINDSIGHT_API_THROTTLE_ANON"] = ""
     os.environ["HINDSIGHT_API_THROTTLE_USER"] = ""
     os.environ["HINDSIGHT_ALLOWED_HOSTS"] = "testserver"  # the test client's host name
+    # The local default settings: the queries are the same under every settings module.
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     sys.path.insert(0, str(REPO))
     import django
@@ -489,7 +492,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "HINDSIGHT_DEBUG": "0",
         "HINDSIGHT_API_THROTTLE_ANON": "",
         "HINDSIGHT_API_THROTTLE_USER": "",
-        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "HINDSIGHT_SECRET_KEY": secrets.token_urlsafe(50),
+        "HINDSIGHT_ALLOWED_HOSTS": "127.0.0.1",
     }
     log = (out / "bench_web_server.log").open("wb")
     gunicorn = str(Path(sys.executable).parent / "gunicorn")

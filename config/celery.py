@@ -1,6 +1,7 @@
 """The Celery app: settings from Django's ``CELERY_*`` names, tasks from each app's ``tasks.py``.
 
-Run a worker with ``celery -A config worker`` and the scheduler with ``celery -A config beat`` (docs/SOURCES.md).
+Run a worker with ``celery -A config worker`` and the scheduler with ``celery -A config beat`` (docs/SOURCES.md), in
+production with ``DJANGO_SETTINGS_MODULE=config.settings.production`` (Procfile); unset, the local default.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh requirements.txt
 mkdir -p var
+# The local default settings (config/settings/base.py): SQLite in var/, the local key, cookies over plain HTTP.
 export DJANGO_SETTINGS_MODULE=config.settings
 .venv/bin/python manage.py migrate --verbosity 0
 cat > var/demo-sources.yaml <<YAML
@@ -35,4 +36,8 @@ export HINDSIGHT_ATTRIBUTION_MAX_MARE="${HINDSIGHT_ATTRIBUTION_MAX_MARE:-1.0}"
 port="${PORT:-$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
 echo
 echo "Hindsight is serving the analyzed samples at http://127.0.0.1:${port}/  (Ctrl-C stops it)"
+# Django's own server, not the Procfile's gunicorn: this is one user's local run on the local default settings, which
+# the production settings (and so the Procfile's web process) refuse by design (the public local key; Secure cookies
+# a browser would not send back over plain http://127.0.0.1, so no one could sign in). One process serves one user
+# well enough, and Ctrl-C stops it.
 exec .venv/bin/python manage.py runserver "127.0.0.1:${port}" --noreload

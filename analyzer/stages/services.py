@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class LocalizationSettings:
-    """The library's thresholds and the service's bounds (config/settings.py, HINDSIGHT_STAGE_LOCALIZATION_*)."""
+    """The library's thresholds and the service's bounds (config/settings/base.py, HINDSIGHT_STAGE_LOCALIZATION_*)."""
 
     alpha: float
     beta: float

@@ -84,9 +84,12 @@ def database_url() -> str:
 
 
 def subprocess_env(broker: str | None = None, **extra: str) -> dict[str, str]:
-    """The environment of a Hindsight subprocess on the test database (and ``broker``); ``extra`` sets more."""
+    """The environment of a Hindsight subprocess on the test database (and ``broker``); ``extra`` sets more.
+
+    The test settings, as in the test process itself: a user saved by a test has a hash its hasher made.
+    """
     env = dict(os.environ)
-    env.update(DATABASE_URL=database_url(), DJANGO_SETTINGS_MODULE="config.settings", PYTHONUNBUFFERED="1")
+    env.update(DATABASE_URL=database_url(), DJANGO_SETTINGS_MODULE="config.settings.test", PYTHONUNBUFFERED="1")
     if broker is not None:
         env["HINDSIGHT_BROKER_URL"] = broker
     env.update(extra)

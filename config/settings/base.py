@@ -1,4 +1,9 @@
-"""Django settings, all from the environment.
+"""Django settings shared by every run mode, all from the environment; alone, the local embedded default.
+
+This module (``config.settings``, whose ``__init__`` imports it, or ``config.settings.base``) runs a local
+single-user install: the embedded SQLite database, the local secret key, DEBUG off, hosts 127.0.0.1 and localhost.
+``config.settings.production`` adds what a deployment needs and refuses to start without it;
+``config.settings.test`` what the test run wants (docs/SOURCES.md "Run modes").
 
 DATABASE_URL: `postgres://user@host:port/db` (PostgreSQL) or `sqlite:///path` (the embedded default,
 `var/hindsight.sqlite3` in the checkout). HINDSIGHT_HEURISTICS_FILE: optional YAML overriding heuristic
@@ -13,7 +18,8 @@ from pathlib import Path
 
 import dj_database_url
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+# The checkout: config/settings/base.py is three levels below it.
+BASE_DIR = Path(__file__).resolve().parents[2]
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -24,15 +30,13 @@ def _env_bool(name: str, default: bool) -> bool:
 
 
 DEBUG = _env_bool("HINDSIGHT_DEBUG", False)
-# The default key only protects a local single-user install; production sets its own.
-SECRET_KEY = os.environ.get("HINDSIGHT_SECRET_KEY", "hindsight-local-insecure-key-change-me")
+# The default key only protects a local single-user install; production sets its own (production.py refuses this one).
+_LOCAL_SECRET_KEY = "hindsight-local-insecure-key-change-me"  # noqa: S105 (public by design)
+SECRET_KEY = os.environ.get("HINDSIGHT_SECRET_KEY", _LOCAL_SECRET_KEY)
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("HINDSIGHT_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
 
 _default_db = f"sqlite:///{BASE_DIR / 'var' / 'hindsight.sqlite3'}"
 DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL", _default_db), conn_max_age=60)}
-if DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
-    # One test database per test process, so concurrent test runs on one server never drop each other's.
-    DATABASES["default"]["TEST"] = {"NAME": os.environ.get("HINDSIGHT_TEST_DB_NAME", f"test_hindsight_{os.getpid()}")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 INSTALLED_APPS = [

@@ -1,0 +1,242 @@
+"""The settings modules per run mode (config/settings/): production refuses to start unsafe, and serves under gunicorn.
+
+Every settings module is loaded in a subprocess with a controlled environment (none of the test run's HINDSIGHT_*
+variables), since settings are read once per process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from fault_proxy import free_port
+from faults.faultkit import start_process, stop, wait_until
+
+REPO = Path(__file__).resolve().parents[1]
+LOCAL_KEY = "hindsight-local-insecure-key-change-me"
+# What `manage.py check --deploy` still says under the production settings, by design (docs/SOURCES.md "Run modes").
+DEPLOY_WARNINGS_LEFT = {"security.W004", "security.W008"}
+
+SHOW_SETTINGS = """
+import json
+import django
+from django.conf import settings
+
+django.setup()
+print(json.dumps({
+    name: getattr(settings, name)
+    for name in [
+        "SETTINGS_MODULE", "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE",
+        "SESSION_COOKIE_HTTPONLY", "CSRF_COOKIE_HTTPONLY", "SECURE_PROXY_SSL_HEADER", "SECURE_SSL_REDIRECT",
+        "SECURE_HSTS_SECONDS", "PASSWORD_HASHERS", "BASE_DIR", "DATABASES",
+    ]
+}, default=str))
+"""
+
+
+def clean_env(settings_module: str, **variables: str) -> dict[str, str]:
+    """This process's environment without Hindsight's variables or a database, plus ``variables``."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("HINDSIGHT_") and key not in {"DJANGO_SETTINGS_MODULE", "DATABASE_URL", "WEB_CONCURRENCY"}
+    }
+    return env | {"DJANGO_SETTINGS_MODULE": settings_module, "PYTHONUNBUFFERED": "1"} | variables
+
+
+def production_env(**variables: str) -> dict[str, str]:
+    """A production environment that loads: a key of its own, DEBUG unset, one allowed host; ``variables`` on top."""
+    loads = {"HINDSIGHT_SECRET_KEY": secrets.token_urlsafe(50), "HINDSIGHT_ALLOWED_HOSTS": "127.0.0.1"}
+    return clean_env("config.settings.production", **(loads | variables))
+
+
+def load(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", SHOW_SETTINGS], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def loaded(env: dict[str, str]) -> dict[str, object]:
+    result = load(env)
+    assert result.returncode == 0, result.stderr
+    answer: dict[str, object] = json.loads(result.stdout)
+    return answer
+
+
+def refusal(env: dict[str, str]) -> str:
+    """The ImproperlyConfigured message of a settings module that refuses to load under ``env``."""
+    result = load(env)
+    assert result.returncode != 0, result.stdout
+    last = result.stderr.strip().splitlines()[-1]
+    prefix = "django.core.exceptions.ImproperlyConfigured: "
+    assert last.startswith(prefix), result.stderr
+    return last.removeprefix(prefix)
+
+
+@pytest.mark.parametrize("key", [None, "", "  "], ids=["missing", "empty", "blank"])
+def test_production_settings_refuse_to_load_without_a_secret_key(key: str | None) -> None:
+    env = production_env()
+    del env["HINDSIGHT_SECRET_KEY"]
+    if key is not None:
+        env["HINDSIGHT_SECRET_KEY"] = key
+    assert refusal(env).startswith("HINDSIGHT_SECRET_KEY is not set")
+
+
+def test_production_settings_refuse_to_load_with_the_local_default_key() -> None:
+    message = refusal(production_env(HINDSIGHT_SECRET_KEY=LOCAL_KEY))
+    assert message.startswith("HINDSIGHT_SECRET_KEY is the local default key")
+
+
+@pytest.mark.parametrize("debug", ["1", "true", "on", "yes"])
+def test_production_settings_refuse_to_load_with_debug_on(debug: str) -> None:
+    assert refusal(production_env(HINDSIGHT_DEBUG=debug)).startswith("HINDSIGHT_DEBUG is on")
+
+
+@pytest.mark.parametrize("hosts", [None, "", " , "], ids=["missing", "empty", "commas"])
+def test_production_settings_refuse_to_load_without_allowed_hosts(hosts: str | None) -> None:
+    env = production_env()
+    del env["HINDSIGHT_ALLOWED_HOSTS"]
+    if hosts is not None:
+        env["HINDSIGHT_ALLOWED_HOSTS"] = hosts
+    assert refusal(env).startswith("HINDSIGHT_ALLOWED_HOSTS is not set")
+
+
+def test_production_settings_load_with_a_key_of_their_own_and_debug_off_with_secure_httponly_cookies() -> None:
+    key = secrets.token_urlsafe(50)
+    settings = loaded(production_env(HINDSIGHT_SECRET_KEY=key, HINDSIGHT_DEBUG="0", HINDSIGHT_ALLOWED_HOSTS="a.b,c.d"))
+    assert settings["SETTINGS_MODULE"] == "config.settings.production"
+    assert settings["SECRET_KEY"] == key
+    assert settings["DEBUG"] is False
+    assert settings["ALLOWED_HOSTS"] == ["a.b", "c.d"]
+    assert settings["SESSION_COOKIE_SECURE"] is settings["CSRF_COOKIE_SECURE"] is True
+    assert settings["SESSION_COOKIE_HTTPONLY"] is settings["CSRF_COOKIE_HTTPONLY"] is True
+    # Trusting a forwarded header is a choice of the operator's, and so are redirects and HSTS.
+    assert settings["SECURE_PROXY_SSL_HEADER"] is None
+    assert settings["SECURE_SSL_REDIRECT"] is False
+    assert settings["SECURE_HSTS_SECONDS"] == 0
+
+
+def test_production_trusts_a_proxys_https_header_only_when_told_which() -> None:
+    named = loaded(production_env(HINDSIGHT_SECURE_PROXY_SSL_HEADER="X-Forwarded-Proto"))
+    assert named["SECURE_PROXY_SSL_HEADER"] == ["HTTP_X_FORWARDED_PROTO", "https"]
+    with_value = loaded(production_env(HINDSIGHT_SECURE_PROXY_SSL_HEADER="X-Forwarded-Ssl=on"))
+    assert with_value["SECURE_PROXY_SSL_HEADER"] == ["HTTP_X_FORWARDED_SSL", "on"]
+
+
+def test_plain_http_installs_can_turn_secure_cookies_off() -> None:
+    settings = loaded(production_env(HINDSIGHT_SECURE_COOKIES="0"))
+    assert settings["SESSION_COOKIE_SECURE"] is settings["CSRF_COOKIE_SECURE"] is False
+
+
+def test_the_deploy_check_under_production_settings_leaves_only_the_documented_warnings() -> None:
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy"],
+        cwd=REPO,
+        env=production_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    said = result.stdout + result.stderr
+    left = {word.strip("():") for word in said.split() if word.startswith("(") and "." in word and word.endswith(")")}
+    assert left == DEPLOY_WARNINGS_LEFT, said
+    # The operator's own switches make them go: HSTS and Django's HTTPS redirect.
+    quiet = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=REPO,
+        env=production_env(
+            HINDSIGHT_HSTS_SECONDS="31536000",
+            HINDSIGHT_HSTS_INCLUDE_SUBDOMAINS="1",
+            HINDSIGHT_HSTS_PRELOAD="1",
+            HINDSIGHT_SSL_REDIRECT="1",
+            HINDSIGHT_SECURE_PROXY_SSL_HEADER="X-Forwarded-Proto",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert quiet.returncode == 0, quiet.stdout + quiet.stderr
+
+
+def test_config_settings_is_still_the_local_default_sqlite_in_var_with_the_local_key() -> None:
+    settings = loaded(clean_env("config.settings"))
+    base = loaded(clean_env("config.settings.base"))
+    assert {**settings, "SETTINGS_MODULE": None} == {**base, "SETTINGS_MODULE": None}
+    assert settings["SECRET_KEY"] == LOCAL_KEY
+    assert settings["DEBUG"] is False
+    assert settings["ALLOWED_HOSTS"] == ["127.0.0.1", "localhost"]
+    assert settings["DATABASES"]["default"]["NAME"] == str(REPO / "var" / "hindsight.sqlite3")  # type: ignore[index]
+    assert settings["SESSION_COOKIE_SECURE"] is False  # a browser sends it back over plain http://127.0.0.1
+
+
+def test_test_settings_add_a_fast_hasher_to_the_base() -> None:
+    settings = loaded(clean_env("config.settings.test"))
+    base = loaded(clean_env("config.settings.base"))
+    assert settings["PASSWORD_HASHERS"] == ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    differing = {name for name in settings if settings[name] != base[name]}
+    assert differing == {"SETTINGS_MODULE", "PASSWORD_HASHERS"}
+
+
+def procfile_command(process: str) -> str:
+    for line in (REPO / "Procfile").read_text().splitlines():
+        if line.startswith(f"{process}:"):
+            return line.split(":", 1)[1].strip()
+    raise AssertionError(f"the Procfile has no {process} process")
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as answer:
+            return int(answer.status), answer.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def test_gunicorn_started_as_the_procfile_says_serves_healthz_and_pages_with_debug_off(tmp_path: Path) -> None:
+    # A database of its own (SQLite in tmp_path, migrated under the production settings), so /healthz needs no broker.
+    env = production_env(DATABASE_URL=f"sqlite:///{tmp_path / 'hindsight.sqlite3'}")
+    migrate = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--verbosity", "0"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert migrate.returncode == 0, migrate.stderr
+    port = free_port()
+    # gunicorn and celery are found on PATH, as in an activated virtualenv; one worker is enough here.
+    path = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env |= {"PORT": str(port), "PATH": path, "WEB_CONCURRENCY": "1"}
+    log = tmp_path / "web.log"
+    server = start_process(["bash", "-c", procfile_command("web")], log, env)
+    try:
+        base = f"http://127.0.0.1:{port}"
+
+        def answers() -> bool:
+            assert server.poll() is None, log.read_text(errors="replace")
+            try:
+                return get(f"{base}/healthz")[0] == 200
+            except OSError:
+                return False
+
+        wait_until(answers, 60, "gunicorn answers /healthz")
+        status, body = get(f"{base}/healthz")
+        assert (status, json.loads(body)) == (200, {"status": "ok", "database": "ok", "broker": "not checked"})
+        assert get(f"{base}/")[0] == 200
+        missing, page = get(f"{base}/no-such-page")
+        assert missing == 404
+        assert "DEBUG = True" not in page
+    finally:
+        stop(server, group=True)
+    served = log.read_text(errors="replace")
+    assert "Starting gunicorn" in served
+    assert '"GET /healthz HTTP/1.1" 200' in served  # the access log, on stdout
