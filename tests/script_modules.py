@@ -1,4 +1,5 @@
-"""Load a script that is not a package module (a benchmark generator, scripts/generate_samples.py) by its path."""
+"""Load a script that is not a package module (a benchmark generator, the sample generator scripts/samplegen) by
+its path."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from types import ModuleType
 
 
 def load_script(path: Path, name: str) -> ModuleType:
-    """The module at ``path``, registered in sys.modules as ``name`` (dataclasses look their module up there)."""
+    """The module at ``path``, registered in sys.modules as ``name`` (dataclasses look their module up there).
+
+    A package's ``__init__.py`` loads as that package, so its modules import each other as ``name.<module>``.
+    """
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None
     assert spec.loader is not None

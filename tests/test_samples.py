@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
 
 
-GENERATOR = load_script(REPO / "scripts" / "generate_samples.py", "generate_samples")
+GENERATOR = load_script(REPO / "scripts" / "samplegen" / "__init__.py", "samplegen")
 SCENARIOS = {scenario.name: scenario for scenario in GENERATOR.SCENARIOS}
 
 

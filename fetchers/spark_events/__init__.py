@@ -1,4 +1,6 @@
-"""Spark listener events -> the app model: ``builder`` (event semantics, app status) and ``tasks`` (TaskEnd rows).
+"""Spark listener events -> the app model: ``builder`` (feeding, tasks, app status), ``handlers`` (the app-level
+events: application, jobs and stages, executors, SQL), ``tasks`` (TaskEnd rows), ``digest`` (whole chunks of lines
+at once) and ``parallel`` (a big log on two cores).
 
 Used through ``fetchers.spark_eventlog``.
 """

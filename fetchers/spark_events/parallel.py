@@ -20,7 +20,7 @@ from typing import Final
 
 from fetchers.eventlog import EventLog, LineStream, RawChunk
 from fetchers.spark_events.builder import AppBuilder
-from fetchers.spark_events.tasks import ChunkDigest, digest_raw
+from fetchers.spark_events.digest import ChunkDigest, digest_raw
 
 # Below this much log text a second process costs more than it saves. Compressed parts count at a typical
 # event-log compression ratio; tests lower it to force the parallel path on small logs.

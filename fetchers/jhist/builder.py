@@ -1,11 +1,4 @@
-"""MapReduce job-history files (``.jhist`` + ``_conf.xml``) -> ``MapReduceApp`` models, in one streaming pass.
-
-Format (Hadoop 0.23 to 3.x, refdata README section 4.2): line 1 ``Avro-Json``, line 2 the Avro schema, then one
-event per line, ``{"type":"MAP_ATTEMPT_FINISHED","event":{"org.apache.hadoop.mapreduce.jobhistory.X":{...}}}``.
-Optional fields are Avro unions, written either bare (``"locality":"NODE_LOCAL"``, older writers) or wrapped
-(``"locality":{"string":"NODE_LOCAL"}``), or null; both are read. Counters are
-``{"name":"COUNTERS","groups":[{"name":<group>,"displayName":..,"counts":[{"name","displayName","value"}]}]}``.
-Binary Avro history (``mapreduce.jobhistory.jhist.format=binary``) is refused with a clear error.
+"""JhistBuilder: the lines of one job history -> ``MapReduceApp``, in one streaming pass.
 
 How the model is built:
 
@@ -21,29 +14,19 @@ How the model is built:
 * a recovered job's new ApplicationMaster logs its predecessor's task events again: attempts already seen are
   skipped (counted in ``ParseStats.skipped_events``), so nothing is counted twice.
 
-Nothing is loaded whole: lines are read in bounded chunks and task data is written into growing numpy matrices
-(a few hundred bytes a task), so time and memory stay linear in the number of tasks. The per-task events, nearly
-every line, are decoded by a typed msgspec decoder that skips the fields not modelled; the first event of each
-type, and any line that does not fit it, take a tolerant orjson path that reads any shape and checks keys against
-those Hadoop writes (``ParseStats.unknown_keys``). Bad input never raises: a line that is not JSON, or an event
-missing what it needs, is counted malformed and skipped (the first few named in a warning); unknown events are
-counted by type.
-
-Where the JobHistory Server keeps files (``mapreduce.jobhistory.done-dir`` and ``intermediate-done-dir``):
-``done/yyyy/MM/dd/NNNNNN/<index name>.jhist`` + ``<jobid>_conf.xml`` once the server has moved them, and
-``done_intermediate/<user>/`` before. See :func:`done_day_directory` for the time-zone rule.
+Task data is written into growing numpy matrices (a few hundred bytes a task), so time and memory stay linear in
+the number of tasks. The per-task events, nearly every line, are decoded by a typed msgspec decoder that skips the
+fields not modelled; the first event of each type, and any line that does not fit it, take a tolerant orjson path
+that reads any shape and checks keys against those Hadoop writes (``ParseStats.unknown_keys``). Bad input never
+raises: a line that is not JSON, or an event missing what it needs, is counted malformed and skipped (the first
+few named in a warning); unknown events are counted by type.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Annotated, Any, Final
-from urllib.parse import unquote_plus
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import Any, Final
 
 import msgspec
 import numpy as np
@@ -52,358 +35,51 @@ import orjson
 from appmodel.mapreduce import (
     COUNTER_COLUMNS,
     MR_TASK_COLUMNS,
-    Counters,
     MapReduceApp,
     MRJobStatus,
     MRPhase,
     MRPhaseKind,
     MRTaskColumns,
     MRTaskStatus,
-    canonical_group,
 )
-from appmodel.redaction import Redactor
 from appmodel.spark import ParseStats
-from fetchers.hadoop_conf import ConfError, read_conf_xml
-
-__all__ = (
-    "JhistError",
-    "JobHistoryFiles",
-    "JobIndex",
-    "MapReduceReadOutcome",
-    "build_job",
-    "done_day_directory",
-    "find_history_files",
-    "history_subdirectory",
-    "locate_history_files",
-    "parse_index_name",
-    "read_job",
-    "read_job_stream",
-    "read_jobs",
-    "serial_directory",
+from fetchers.jhist.events import (
+    _ABSENT,
+    _ATTEMPT_FINISHED,
+    _ATTEMPT_STARTED,
+    _ATTEMPT_UNSUCCESSFUL,
+    _DECODER,
+    _JOB_UNSUCCESSFUL,
+    _KNOWN_KEYS,
+    _PHASE_OF_LETTER,
+    _PHASE_OF_TYPE,
+    _SKIPPED_EVENTS,
+    _TASK_EVENTS,
+    BadEvent,
+    _attempt_number,
+    _counter_groups,
+    _counters_dict,
+    _Envelope,
+    _id_number,
+    _int,
+    _int_or,
+    _opt,
+    _TaskEvent,
+    _text,
+    _typed_counters,
 )
 
 HEADER: Final = b"Avro-Json"
-CHUNK_SIZE: Final = 1 << 20
-MAX_LINE_BYTES: Final = 64 << 20  # a real event line is a few KB (a long stack trace at most)
 MAX_REASONS_PER_PHASE: Final = 1000
 MAX_REASON_CHARS: Final = 8192
 MAX_DIAGNOSTICS_CHARS: Final = 65536
 _MAX_LISTED_PROBLEMS: Final = 5
 _MAX_UNKNOWN_NAMES: Final = 50  # a hostile file must not grow ParseStats without bound
-CONF_SUFFIX: Final = "_conf.xml"
-JHIST_SUFFIX: Final = ".jhist"
 
 
 class JhistError(Exception):
     """The file cannot be read as a job history at all (one line)."""
 
-
-@dataclass(frozen=True, slots=True)
-class JobIndex:
-    """What the JobHistory Server encodes in a done file's name:
-    ``jobId-submitTime-user-jobName-finishTime-maps-reduces-status-queue[-startTime].jhist``."""
-
-    job_id: str
-    submit_ms: int
-    user: str
-    job_name: str
-    finish_ms: int
-    maps: int
-    reduces: int
-    status: str
-    queue: str
-    start_ms: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class JobHistoryFiles:
-    jhist: Path
-    conf: Path | None
-    job_id: str | None  # from the file name; None when the name does not start with a job id
-    index: JobIndex | None
-
-
-@dataclass(frozen=True)
-class MapReduceReadOutcome:
-    source: str  # the file or directory read
-    app: MapReduceApp | None
-    error: str | None  # one clear line when the history could not be read at all
-
-
-# ---- file names and layouts ----------------------------------------------------------------------------------
-
-
-def parse_index_name(filename: str) -> JobIndex | None:
-    """The fields of a done file's name (Hadoop's FileNameIndexUtils), or None when it is not such a name.
-
-    Fields are URL-encoded with ``-`` escaped as ``%2D`` (so ``Sleep+job`` is "Sleep job").
-    """
-    if not filename.endswith(JHIST_SUFFIX):
-        return None
-    fields = filename[: -len(JHIST_SUFFIX)].split("-")
-    if len(fields) not in (9, 10) or not fields[0].startswith("job_"):
-        return None
-    try:
-        values = [unquote_plus(f) for f in fields]
-        return JobIndex(
-            job_id=values[0],
-            submit_ms=int(values[1]),
-            user=values[2],
-            job_name=values[3],
-            finish_ms=int(values[4]),
-            maps=int(values[5]),
-            reduces=int(values[6]),
-            status=values[7],
-            queue=values[8],
-            start_ms=int(values[9]) if len(values) == 10 else None,
-        )
-    except ValueError:
-        return None
-
-
-def _job_id_of(filename: str) -> str | None:
-    stem = filename[: -len(JHIST_SUFFIX)] if filename.endswith(JHIST_SUFFIX) else filename
-    head = stem.split("-", 1)[0]
-    parts = head.split("_")
-    if len(parts) == 3 and parts[0] == "job" and parts[1].isdigit() and parts[2].isdigit():
-        return head
-    return None
-
-
-def _zone(tz: str | tzinfo | None) -> tzinfo | None:
-    if tz is None or isinstance(tz, tzinfo):
-        return tz
-    try:
-        return ZoneInfo(tz)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ValueError(f"unknown time zone {tz!r}") from exc
-
-
-def done_day_directory(finish_ms: int, tz: str | tzinfo | None = None) -> str:
-    """``yyyy/MM/dd`` of the done directory the JobHistory Server files a job under, from its finish time.
-
-    Hadoop computes it with ``Calendar.getInstance()`` (``JobHistoryUtils.timestampDirectoryComponent``), i.e.
-    in the default time zone of the JobHistory Server's JVM (``-Duser.timezone`` or the host's TZ); no Hadoop
-    property sets it. Dr. Elephant used its own JVM's zone (or a fixed ``history_server_time_zone``) and missed
-    jobs near midnight. Pass the server's zone as ``tz`` (an IANA name such as ``"America/Los_Angeles"`` or a
-    tzinfo); None means the zone of the machine running Hindsight, which is right when both run on hosts set
-    alike. :func:`locate_history_files` also probes the neighbouring days, so a wrong zone costs a lookup, not a job.
-    """
-    zone = _zone(tz)
-    moment = datetime.fromtimestamp(finish_ms / 1000, tz=UTC)
-    local = moment.astimezone(zone) if zone is not None else moment.astimezone()
-    return f"{local.year:04d}/{local.month:02d}/{local.day:02d}"
-
-
-def serial_directory(job_id: str) -> str:
-    """The ``NNNNNN`` part: the job's sequence number as 9 digits, first 6 kept (1000 jobs per directory)."""
-    try:
-        serial = int(job_id.rsplit("_", 1)[1])
-    except (IndexError, ValueError) as exc:
-        raise ValueError(f"not a job id: {job_id!r}") from exc
-    return f"{serial:09d}"[:6]
-
-
-def history_subdirectory(job_id: str, finish_ms: int, tz: str | tzinfo | None = None) -> str:
-    """``yyyy/MM/dd/NNNNNN``: where under the done directory a finished job's files are."""
-    return f"{done_day_directory(finish_ms, tz)}/{serial_directory(job_id)}"
-
-
-def _files_in(directory: Path, job_id: str) -> JobHistoryFiles | None:
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError:
-        return None
-    for name in names:
-        if name.endswith(JHIST_SUFFIX) and (name.startswith(f"{job_id}-") or name == f"{job_id}{JHIST_SUFFIX}"):
-            conf = directory / f"{job_id}{CONF_SUFFIX}"
-            return JobHistoryFiles(directory / name, conf if conf.is_file() else None, job_id, parse_index_name(name))
-    return None
-
-
-def locate_history_files(
-    done_dir: Path,
-    job_id: str,
-    finish_ms: int | None = None,
-    *,
-    tz: str | tzinfo | None = None,
-    intermediate_dir: Path | None = None,
-    user: str | None = None,
-) -> JobHistoryFiles | None:
-    """Find one job's files as the JobHistory Server lays them out, or None.
-
-    Looks in ``done_dir/<yyyy/MM/dd of finish_ms in tz>/<serial>/``, then the day before and after (a zone
-    mismatch moves a job by at most a day), then ``intermediate_dir/<user>/`` (every user directory when
-    ``user`` is None) for jobs the server has not moved yet.
-    """
-    serial = serial_directory(job_id)
-    if finish_ms is not None:
-        day_ms = 86_400_000
-        for shift in (0, -day_ms, day_ms):
-            found = _files_in(done_dir / done_day_directory(finish_ms + shift, tz) / serial, job_id)
-            if found:
-                return found
-    if intermediate_dir is not None:
-        if user is not None:
-            return _files_in(intermediate_dir / user, job_id)
-        try:
-            users = sorted(p for p in intermediate_dir.iterdir() if p.is_dir())
-        except OSError:
-            return None
-        for user_dir in users:
-            found = _files_in(user_dir, job_id)
-            if found:
-                return found
-    return None
-
-
-def find_history_files(path: Path) -> tuple[list[JobHistoryFiles], list[str]]:
-    """Every ``.jhist`` file at or under ``path`` (a file, any directory, a done or done_intermediate tree), each
-    with its ``<jobid>_conf.xml`` when one sits next to it; plus one error line per problem."""
-    if path.is_file():
-        job_id = _job_id_of(path.name)
-        conf = path.with_name(f"{job_id}{CONF_SUFFIX}") if job_id else None
-        return [
-            JobHistoryFiles(path, conf if conf and conf.is_file() else None, job_id, parse_index_name(path.name))
-        ], []
-    if not path.is_dir():
-        return [], [f"{path}: no such file or directory"]
-    found: list[JobHistoryFiles] = []
-    errors: list[str] = []
-
-    def onerror(error: OSError) -> None:
-        errors.append(f"{error.filename}: cannot list ({error.strerror or error})")
-
-    for root, dirs, files in os.walk(path, onerror=onerror):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        names = set(files)
-        for name in sorted(files):
-            if name.startswith(".") or not name.endswith(JHIST_SUFFIX):
-                continue  # hidden files include Hadoop's local-FS .crc checksums
-            job_id = _job_id_of(name)
-            conf_name = f"{job_id}{CONF_SUFFIX}" if job_id else None
-            conf = Path(root) / conf_name if conf_name and conf_name in names else None
-            found.append(JobHistoryFiles(Path(root) / name, conf, job_id, parse_index_name(name)))
-    if not found and not errors:
-        errors.append(f"{path}: no .jhist job-history files found")
-    return found, errors
-
-
-# ---- reading --------------------------------------------------------------------------------------------------
-
-
-def read_jobs(path: Path, redaction_patterns: Sequence[str] = ()) -> Iterator[MapReduceReadOutcome]:
-    """One outcome per job-history file under ``path``; raises ValueError only for an invalid redaction pattern."""
-    Redactor(redaction_patterns)  # an invalid pattern fails here, before any job is read
-    files, errors = find_history_files(path)
-    for error in errors:
-        yield MapReduceReadOutcome(source=str(path), app=None, error=error)
-    for job_files in files:
-        source = str(job_files.jhist)
-        try:
-            app = read_job(job_files, redaction_patterns)
-        except JhistError as exc:
-            yield MapReduceReadOutcome(source=source, app=None, error=str(exc))
-            continue
-        yield MapReduceReadOutcome(source=source, app=app, error=None)
-
-
-def read_job(files: JobHistoryFiles, redaction_patterns: Sequence[str] = ()) -> MapReduceApp:
-    """One job from its files. JhistError when the history cannot be opened or is not a job history; a conf that
-    is missing or unreadable only adds a warning."""
-    path = files.jhist
-    try:
-        fh = path.open("rb")
-    except OSError as exc:
-        raise JhistError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    with fh:
-        app = read_job_stream(fh, source=str(path))
-    index = files.index
-    if index is not None:  # a history cut before JOB_SUBMITTED still has its file name
-        app.job_id = app.job_id or index.job_id
-        app.user = app.user or index.user
-        app.name = app.name or index.job_name
-        app.queue = app.queue or index.queue
-        app.submit_ms = app.submit_ms if app.submit_ms is not None else index.submit_ms
-    app.job_id = app.job_id or files.job_id or ""
-    conf_path = files.conf
-    if conf_path is None and app.job_id:
-        candidate = path.with_name(f"{app.job_id}{CONF_SUFFIX}")
-        conf_path = candidate if candidate.is_file() else None
-    if conf_path is None:
-        app.warnings.append(f"{path.name}: no {CONF_SUFFIX} next to it; the job's configuration is unknown")
-    else:
-        try:
-            conf = read_conf_xml(conf_path, redaction_patterns)
-        except ConfError as exc:
-            app.warnings.append(f"configuration not read: {exc}")
-        else:
-            app.conf = conf.properties
-            app.warnings.extend(conf.warnings)
-    return app
-
-
-def read_job_stream(stream: IO[bytes], *, source: str, conf: dict[str, str] | None = None) -> MapReduceApp:
-    """One job from a binary stream of its history (a file, or a WebHDFS response body), read in bounded chunks.
-    ``conf`` as for :func:`build_job`. JhistError when it is not a job history; an OSError while reading ends
-    the job early (partial, with a warning)."""
-    builder = JhistBuilder(source=source)
-    try:
-        builder.feed(_lines(stream, builder))
-    except OSError as exc:
-        builder.report(f"read failed ({exc.strerror or exc}); the rest of the history is missing", partial=True)
-    app = builder.finish()
-    if app.stats.events == 0:
-        raise JhistError(f"{source}: no job-history events (empty or not a .jhist file)")
-    if conf is not None:
-        app.conf = conf
-    return app
-
-
-def build_job(lines: Iterable[bytes], *, source: str, conf: dict[str, str] | None = None) -> MapReduceApp:
-    """One job from the lines of its history (bytes, with or without newlines), e.g. streamed over WebHDFS.
-    ``conf`` is an already resolved and redacted configuration (``fetchers.hadoop_conf``). JhistError when the
-    lines are not a job history."""
-    builder = JhistBuilder(source=source)
-    builder.feed(lines)
-    app = builder.finish()
-    if conf is not None:
-        app.conf = conf
-    return app
-
-
-def _lines(fh: IO[bytes], builder: JhistBuilder) -> Iterator[bytes]:
-    """Lines of a binary file, in bounded chunks; a torn last line is still yielded (the parser judges it)."""
-    pending: list[bytes] = []  # pieces of a line spanning chunks
-    pending_size = 0
-    oversized = False  # dropping the rest of a line too long to be an event
-    while chunk := fh.read(CHUNK_SIZE):
-        builder.stats.bytes_read += len(chunk)
-        last = chunk.rfind(b"\n")
-        if last < 0:
-            if not oversized:
-                pending.append(chunk)
-                pending_size += len(chunk)
-                if pending_size > MAX_LINE_BYTES:
-                    builder.report(f"a line longer than {MAX_LINE_BYTES >> 20} MiB was skipped", partial=True)
-                    builder.stats.malformed_lines += 1
-                    oversized, pending, pending_size = True, [], 0
-            continue
-        pieces = chunk[:last].split(b"\n")
-        if oversized:
-            del pieces[0]
-            oversized = False
-        elif pending:
-            pieces[0] = b"".join((*pending, pieces[0]))
-        yield from pieces
-        rest = chunk[last + 1 :]
-        pending, pending_size = ([rest], len(rest)) if rest else ([], 0)
-    if pending and not oversized:
-        builder.unterminated = True  # set before the line is parsed: a torn last line makes the model partial
-        yield b"".join(pending)
-
-
-# ---- the builder ------------------------------------------------------------------------------------------------
 
 _COLUMN_INDEX: Final = {name: i for i, (name, _) in enumerate(MR_TASK_COLUMNS)}
 _HAS_SUCCESS: Final = len(MR_TASK_COLUMNS)  # internal column: an attempt of the task succeeded
@@ -437,275 +113,6 @@ _COUNTER_INDEX: Final = {key: _COLUMN_INDEX[column] for key, column in COUNTER_C
 _FIRST_COUNTER: Final = min(_COUNTER_INDEX.values())
 _MAX_RESERVED_ROWS: Final = 1 << 16
 _NO_TASK_STATUS: Final = -1  # internal: no task-end event yet
-
-_ATTEMPT_STARTED: Final = frozenset({"MAP_ATTEMPT_STARTED", "REDUCE_ATTEMPT_STARTED"})
-_ATTEMPT_FINISHED: Final = frozenset({"MAP_ATTEMPT_FINISHED", "REDUCE_ATTEMPT_FINISHED"})
-_ATTEMPT_UNSUCCESSFUL: Final = frozenset(
-    {"MAP_ATTEMPT_FAILED", "MAP_ATTEMPT_KILLED", "REDUCE_ATTEMPT_FAILED", "REDUCE_ATTEMPT_KILLED"}
-)
-_JOB_UNSUCCESSFUL: Final = frozenset({"JOB_FAILED", "JOB_KILLED", "JOB_ERROR"})
-_TASK_EVENTS: Final = frozenset(
-    {"TASK_STARTED", "TASK_FINISHED", "TASK_FAILED", *_ATTEMPT_STARTED, *_ATTEMPT_FINISHED, *_ATTEMPT_UNSUCCESSFUL}
-)
-_SKIPPED_EVENTS: Final = frozenset(
-    {
-        "TASK_UPDATED",
-        "NORMALIZED_RESOURCE",
-        "JOB_STATUS_CHANGED",
-        *(
-            f"{kind}_ATTEMPT_{what}"
-            for kind in ("SETUP", "CLEANUP")
-            for what in ("STARTED", "FINISHED", "FAILED", "KILLED")
-        ),
-    }
-)
-_PHASE_OF_TYPE: Final = {"MAP": MRPhaseKind.MAP, "REDUCE": MRPhaseKind.REDUCE}
-_PHASE_OF_LETTER: Final = {"m": MRPhaseKind.MAP, "r": MRPhaseKind.REDUCE}
-
-# Keys each event may carry, across Hadoop 0.23 to 3.x; anything else is counted in ParseStats.unknown_keys
-# (checked on the first event of each type: a writer's schema does not change within a file).
-_ATTEMPT_END_KEYS: Final = frozenset(
-    {
-        "taskid",
-        "attemptId",
-        "taskType",
-        "taskStatus",
-        "finishTime",
-        "hostname",
-        "port",
-        "rackname",
-        "state",
-        "counters",
-        "clockSplits",
-        "cpuUsages",
-        "vMemKbytes",
-        "physMemKbytes",
-        "startTime",
-    }
-)
-_KNOWN_KEYS: Final[dict[str, frozenset[str]]] = {
-    "AM_STARTED": frozenset(
-        {
-            "applicationAttemptId",
-            "startTime",
-            "containerId",
-            "nodeManagerHost",
-            "nodeManagerPort",
-            "nodeManagerHttpPort",
-        }
-    ),
-    "JOB_SUBMITTED": frozenset(
-        {
-            "jobid",
-            "jobName",
-            "userName",
-            "submitTime",
-            "jobConfPath",
-            "acls",
-            "jobQueueName",
-            "workflowId",
-            "workflowName",
-            "workflowNodeName",
-            "workflowAdjacencies",
-            "workflowTags",
-            "priority",
-        }
-    ),
-    "JOB_INITED": frozenset({"jobid", "launchTime", "totalMaps", "totalReduces", "jobStatus", "uberized"}),
-    "JOB_INFO_CHANGED": frozenset({"jobid", "submitTime", "launchTime"}),
-    "JOB_QUEUE_CHANGED": frozenset({"jobid", "jobQueueName"}),
-    "JOB_PRIORITY_CHANGED": frozenset({"jobid", "priority"}),
-    "JOB_FINISHED": frozenset(
-        {
-            "jobid",
-            "finishTime",
-            "finishedMaps",
-            "finishedReduces",
-            "failedMaps",
-            "failedReduces",
-            "killedMaps",
-            "killedReduces",
-            "totalCounters",
-            "mapCounters",
-            "reduceCounters",
-        }
-    ),
-    "TASK_STARTED": frozenset({"taskid", "taskType", "startTime", "splitLocations"}),
-    "TASK_FINISHED": frozenset({"taskid", "taskType", "finishTime", "status", "counters", "successfulAttemptId"}),
-    "TASK_FAILED": frozenset(
-        {"taskid", "taskType", "finishTime", "error", "failedDueToAttempt", "status", "counters", "startTime"}
-    ),
-    **{
-        name: frozenset(
-            {
-                "taskid",
-                "taskType",
-                "attemptId",
-                "startTime",
-                "trackerName",
-                "httpPort",
-                "shufflePort",
-                "containerId",
-                "locality",
-                "avataar",
-            }
-        )
-        for name in _ATTEMPT_STARTED
-    },
-    "MAP_ATTEMPT_FINISHED": _ATTEMPT_END_KEYS | {"mapFinishTime"},
-    "REDUCE_ATTEMPT_FINISHED": _ATTEMPT_END_KEYS | {"shuffleFinishTime", "sortFinishTime"},
-    **{
-        name: frozenset(_ATTEMPT_END_KEYS - {"taskStatus", "state"} | {"status", "error"})
-        for name in _ATTEMPT_UNSUCCESSFUL
-    },
-    **{
-        name: frozenset(
-            {
-                "jobid",
-                "finishTime",
-                "finishedMaps",
-                "finishedReduces",
-                "failedMaps",
-                "failedReduces",
-                "killedMaps",
-                "killedReduces",
-                "jobStatus",
-                "diagnostics",
-            }
-        )
-        for name in _JOB_UNSUCCESSFUL
-    },
-}
-
-
-class BadEvent(Exception):
-    """An event that lacks what the model needs."""
-
-
-# Typed fast path (msgspec) for the per-task events, nearly every line of a history: only the fields used are
-# declared, everything else (progress splits, display names, ...) is skipped while decoding. A line that does not
-# fit (a wrapped union, a missing field, not JSON) goes to the tolerant orjson path, which reads any shape.
-_MAX_VALUE: Final = 1 << 60  # larger numbers are junk; bounding them keeps sums inside int64
-_ABSENT: Final = -(1 << 62)
-_Value = Annotated[int, msgspec.Meta(ge=-_MAX_VALUE, le=_MAX_VALUE)]
-
-
-class _Count(msgspec.Struct, gc=False):
-    name: str
-    value: _Value
-
-
-class _Group(msgspec.Struct, gc=False):
-    name: str
-    counts: list[_Count]
-
-
-class _JhCounters(msgspec.Struct, gc=False):
-    groups: list[_Group]
-
-
-class _TaskEvent(msgspec.Struct, gc=False):
-    taskid: str
-    taskType: str = ""
-    attemptId: str = ""
-    startTime: _Value = _ABSENT
-    finishTime: _Value = _ABSENT
-    trackerName: str = ""
-    hostname: str = ""
-    taskStatus: str = ""
-    status: str = ""
-    error: str = ""
-    mapFinishTime: _Value = 0
-    shuffleFinishTime: _Value = 0
-    sortFinishTime: _Value = 0
-    counters: _JhCounters | None = None
-
-
-class _Envelope(msgspec.Struct, gc=False):
-    type: str
-    event: dict[str, _TaskEvent]
-
-
-_DECODER: Final = msgspec.json.Decoder(_Envelope)
-
-
-def _typed_counters(counters: _JhCounters) -> Iterator[tuple[str, str, int]]:
-    """Lazily: a task's end repeats its winning attempt's counters, which are then not read again."""
-    return (
-        (canonical_group(group.name), count.name, count.value) for group in counters.groups for count in group.counts
-    )
-
-
-def _id_number(identifier: str, what: str) -> int:
-    """The number after the last ``_`` of a task or attempt id (it fits the int32 columns)."""
-    try:
-        number = int(identifier.rsplit("_", 1)[1])
-    except (IndexError, ValueError):
-        number = -1
-    if not 0 <= number < 1 << 31:
-        raise BadEvent(f"not {what} id: {identifier[:100]!r}")
-    return number
-
-
-def _attempt_number(attempt_id: str) -> int:
-    return _id_number(attempt_id, "an attempt")
-
-
-def _opt(value: Any) -> Any:
-    """An Avro union value, bare or wrapped ({"string": "x"}); None stays None."""
-    if type(value) is dict and len(value) == 1:
-        return next(iter(value.values()))
-    return value
-
-
-def _text(value: Any) -> str:
-    if type(value) is str:  # the common case first: this runs several times per event
-        return value
-    value = _opt(value)
-    return value if isinstance(value, str) else ""
-
-
-def _int(value: Any) -> int:
-    value = _opt(value)
-    if type(value) is not int or not -_MAX_VALUE <= value <= _MAX_VALUE:
-        raise BadEvent(f"expected an integer, got {type(value).__name__}")
-    return value
-
-
-def _int_or(value: Any, default: int) -> int:
-    value = _opt(value)
-    return value if type(value) is int and -_MAX_VALUE <= value <= _MAX_VALUE else default
-
-
-def _counter_groups(counters: Any) -> Iterator[tuple[str, str, int]]:
-    """(canonical group, counter, value) of an Avro JhCounters record; malformed entries are skipped."""
-    if not (isinstance(counters, dict) and "groups" in counters):
-        counters = _opt(counters)  # a union-wrapped record
-    if not isinstance(counters, dict):
-        return
-    groups = counters.get("groups")
-    if not isinstance(groups, list):
-        return
-    for group in groups:
-        if not isinstance(group, dict):
-            continue
-        name = group.get("name")
-        counts = group.get("counts")
-        if not isinstance(name, str) or not isinstance(counts, list):
-            continue
-        canonical = canonical_group(name)
-        for count in counts:
-            if isinstance(count, dict):
-                counter, value = count.get("name"), count.get("value")
-                if type(value) is int and type(counter) is str and -_MAX_VALUE <= value <= _MAX_VALUE:
-                    yield canonical, counter, value
-
-
-def _counters_dict(counters: Any) -> Counters:
-    result: Counters = {}
-    for group, name, value in _counter_groups(counters):
-        result.setdefault(group, {})[name] = value
-    return result
 
 
 class _Phase:

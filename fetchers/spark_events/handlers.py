@@ -1,0 +1,331 @@
+"""The listener events other than tasks (application, environment, jobs and stages, executors, SQL) -> the app
+being built: ``EventHandlers``, the base of ``AppBuilder``, which adds the feeding, the tasks and the result.
+
+Counting follows Spark's AppStatusListener, so summaries match the History Server: stages named in a job's
+``Stage Infos`` that were never submitted become ``SKIPPED`` when the job ends; a job's ``num_tasks`` is the sum
+of its stage infos without a completion time at job start; its name is the last stage's name and its
+description the ``spark.job.description`` property.
+
+Its underscore helpers (value coercions of the tolerant path) are shared with ``fetchers.spark_events.builder``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from appmodel.redaction import APP_REDACTION_PROPERTY, REDACTED, Redactor, redact_url_passwords
+from appmodel.spark import Executor, Job, JobStatus, SparkApp, SqlExecution, StageAttempt, StageStatus
+from fetchers.spark_events.tasks import as_int
+
+
+class MalformedEvent(ValueError):
+    """An event whose keys have the wrong shape; the line is skipped and counted."""
+
+
+def _str(value: Any, default: str = "") -> str:
+    if value is None:
+        return default
+    return value if isinstance(value, str) else str(value)
+
+
+def _opt_int(value: Any) -> int | None:
+    return None if value is None else as_int(value)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _str_pairs(value: Any) -> list[tuple[str, str]]:
+    """Environment sections are JSON objects in the log; tolerate lists of [key, value] too."""
+    if isinstance(value, dict):
+        return [(str(k), _str(v)) for k, v in value.items()]
+    pairs: list[tuple[str, str]] = []
+    for item in _list(value):
+        if isinstance(item, list | tuple) and len(item) == 2:
+            pairs.append((str(item[0]), _str(item[1])))
+    return pairs
+
+
+def _merge_max(target: dict[str, int], metrics: dict[str, Any]) -> None:
+    for name, value in metrics.items():
+        if isinstance(value, int) and value > target.get(name, -1):
+            target[name] = value
+
+
+class EventHandlers:
+    """Handlers of the app-level events, each taking the event's dict; ``AppBuilder`` maps event names to them."""
+
+    app: SparkApp
+    redactor: Redactor
+    live_jobs: set[int]
+    stage_exec_peaks: dict[tuple[int, int], dict[str, dict[str, int]]]
+    saw_app_end: bool
+
+    # ---- application ---------------------------------------------------------------------------------
+
+    def _log_start(self, event: dict[str, Any]) -> None:
+        self.app.spark_version = _str(event.get("Spark Version")) or None
+
+    def _app_start(self, event: dict[str, Any]) -> None:
+        app = self.app
+        if app.start_ms is not None:
+            app.warnings.append("a second SparkListenerApplicationStart: two logs concatenated? the last one wins")
+        app.name = _str(event.get("App Name"))
+        app.app_id = _str(event.get("App ID")) or app.app_id
+        attempt = event.get("App Attempt ID")
+        if attempt is not None:
+            app.attempt_id = _str(attempt)
+        app.start_ms = _opt_int(event.get("Timestamp"))
+        app.user = _str(event.get("User"))
+        driver_logs = event.get("Driver Logs")
+        if isinstance(driver_logs, dict):
+            self._executor("driver").log_urls = {str(k): _str(v) for k, v in driver_logs.items()}
+
+    def _app_end(self, event: dict[str, Any]) -> None:
+        self.saw_app_end = True
+        self.app.end_ms = _opt_int(event.get("Timestamp"))
+        self.app.exit_code = _opt_int(event.get("ExitCode"))
+
+    def _environment(self, event: dict[str, Any]) -> None:
+        env = self.app.environment
+        spark_pairs = _str_pairs(event.get("Spark Properties"))
+        app_regex = dict(spark_pairs).get(APP_REDACTION_PROPERTY)
+        redactor = self.redactor
+        if app_regex and app_regex != REDACTED:  # Spark's default regex redacts its own value
+            try:
+                redactor = redactor.with_app_regex(app_regex)
+            except ValueError as exc:
+                self.app.warnings.append(f"ignored the app's {APP_REDACTION_PROPERTY}: {exc}")
+        self.redactor = redactor
+        env.spark_properties = redactor.redact_pairs(spark_pairs)
+        env.system_properties = redactor.redact_pairs(_str_pairs(event.get("System Properties")))
+        env.hadoop_properties = redactor.redact_pairs(_str_pairs(event.get("Hadoop Properties")))
+        env.metrics_properties = redactor.redact_pairs(_str_pairs(event.get("Metrics Properties")))
+        env.jvm_information = redactor.redact_pairs(_str_pairs(event.get("JVM Information")))
+        env.classpath_entries = {redact_url_passwords(k): v for k, v in _str_pairs(event.get("Classpath Entries"))}
+
+    def _resource_profile(self, event: dict[str, Any]) -> None:
+        profile_id = as_int(event.get("Resource Profile Id"))
+        self.app.environment.resource_profiles[profile_id] = {
+            "executor_resources": _dict(event.get("Executor Resource Requests")),
+            "task_resources": _dict(event.get("Task Resource Requests")),
+        }
+
+    # ---- jobs and stages -----------------------------------------------------------------------------
+
+    def _stage_from_info(self, info: dict[str, Any]) -> StageAttempt:
+        stage_id = as_int(info.get("Stage ID"))
+        attempt_id = as_int(info.get("Stage Attempt ID", info.get("Attempt ID")))
+        key = (stage_id, attempt_id)
+        stage = self.app.stages.get(key)
+        if stage is None:
+            stage = self.app.stages[key] = StageAttempt(stage_id=stage_id, attempt_id=attempt_id)
+        stage.name = _str(info.get("Stage Name"), stage.name)
+        stage.details = _str(info.get("Details"), stage.details)
+        stage.num_tasks = as_int(info.get("Number of Tasks"), stage.num_tasks)
+        parents = info.get("Parent IDs")
+        if isinstance(parents, list):
+            stage.parent_ids = tuple(as_int(p) for p in parents)
+        rdds = info.get("RDD Info")
+        if isinstance(rdds, list):
+            stage.rdd_names = tuple(_str(_dict(r).get("Name")) for r in rdds)
+        stage.resource_profile_id = as_int(info.get("Resource Profile Id"), stage.resource_profile_id)
+        submitted = _opt_int(info.get("Submission Time"))
+        if submitted is not None:
+            stage.submission_ms = submitted
+        completed = _opt_int(info.get("Completion Time"))
+        if completed is not None:
+            stage.completion_ms = completed
+        failure = info.get("Failure Reason")
+        if failure is not None:
+            stage.failure_reason = _str(failure)
+        return stage
+
+    def _job_start(self, event: dict[str, Any]) -> None:
+        job_id = as_int(event.get("Job ID"))
+        properties = _dict(event.get("Properties"))
+        infos = [_dict(i) for i in _list(event.get("Stage Infos"))]
+        stage_ids = event.get("Stage IDs")
+        ids = (
+            tuple(as_int(s) for s in stage_ids)
+            if isinstance(stage_ids, list)
+            else tuple(as_int(i.get("Stage ID")) for i in infos)
+        )
+        last_info = max(infos, key=lambda i: as_int(i.get("Stage ID")), default={})
+        description = properties.get("spark.job.description")
+        sql_id = properties.get("spark.sql.execution.id")
+        job = Job(
+            job_id=job_id,
+            name=_str(last_info.get("Stage Name")),
+            description=_str(description) if description is not None else None,
+            job_group=_str(properties["spark.jobGroup.id"])
+            if properties.get("spark.jobGroup.id") is not None
+            else None,
+            submission_ms=_opt_int(event.get("Submission Time")),
+            status=JobStatus.RUNNING,
+            stage_ids=ids,
+            num_tasks=sum(as_int(i.get("Number of Tasks")) for i in infos if i.get("Completion Time") is None),
+            sql_execution_id=_opt_int(sql_id) if sql_id not in (None, "") else None,
+        )
+        self.app.jobs[job_id] = job
+        self.live_jobs.add(job_id)
+        for info in infos:
+            stage = self._stage_from_info(info)
+            if job_id not in stage.job_ids:
+                stage.job_ids = (*stage.job_ids, job_id)
+        if job.sql_execution_id is not None:
+            execution = self.app.sql_executions.get(job.sql_execution_id)
+            if execution is not None and job_id not in execution.job_ids:
+                execution.job_ids = (*execution.job_ids, job_id)
+
+    def _job_end(self, event: dict[str, Any]) -> None:
+        job_id = as_int(event.get("Job ID"))
+        job = self.app.jobs.get(job_id)
+        if job is None:
+            job = self.app.jobs[job_id] = Job(job_id=job_id)
+        self.live_jobs.discard(job_id)
+        result = _dict(event.get("Job Result"))
+        if result.get("Result") == "JobSucceeded":
+            job.status = JobStatus.SUCCEEDED
+        else:
+            job.status = JobStatus.FAILED
+            exception = _dict(result.get("Exception"))
+            job.failure_reason = _str(exception.get("Message")) or _str(result.get("Result"), "JobFailed")
+        time = _opt_int(event.get("Completion Time"))
+        job.completion_ms = time if time and time > 0 else None
+        for stage in self.app.stages.values():
+            if stage.stage_id in job.stage_ids and stage.status == StageStatus.PENDING:
+                stage.status = StageStatus.SKIPPED
+
+    def _stage_submitted(self, event: dict[str, Any]) -> None:
+        info = event.get("Stage Info")
+        if not isinstance(info, dict):
+            raise MalformedEvent("StageSubmitted without Stage Info")
+        stage = self._stage_from_info(info)
+        stage.status = StageStatus.ACTIVE
+        live = tuple(j for j in sorted(self.live_jobs) if stage.stage_id in self.app.jobs[j].stage_ids)
+        stage.job_ids = tuple(dict.fromkeys((*stage.job_ids, *live)))
+
+    def _stage_completed(self, event: dict[str, Any]) -> None:
+        info = event.get("Stage Info")
+        if not isinstance(info, dict):
+            raise MalformedEvent("StageCompleted without Stage Info")
+        stage = self._stage_from_info(info)
+        if info.get("Failure Reason") is not None:
+            stage.status = StageStatus.FAILED
+        elif info.get("Submission Time") is not None:
+            stage.status = StageStatus.COMPLETE
+        else:
+            stage.status = StageStatus.SKIPPED
+
+    # ---- executors -----------------------------------------------------------------------------------
+
+    def _executor(self, executor_id: str) -> Executor:
+        executor = self.app.executors.get(executor_id)
+        if executor is None:
+            executor = self.app.executors[executor_id] = Executor(executor_id=executor_id)
+        return executor
+
+    def _executor_added(self, event: dict[str, Any]) -> None:
+        executor = self._executor(_str(event.get("Executor ID")))
+        info = _dict(event.get("Executor Info"))
+        executor.host = _str(info.get("Host"), executor.host)
+        executor.cores = as_int(info.get("Total Cores"), executor.cores)
+        executor.added_ms = _opt_int(event.get("Timestamp"))
+        executor.removed_ms = None
+        executor.removed_reason = None
+        executor.resource_profile_id = as_int(info.get("Resource Profile Id"), executor.resource_profile_id)
+        urls = info.get("Log Urls")
+        if isinstance(urls, dict):
+            executor.log_urls = {str(k): _str(v) for k, v in urls.items()}
+
+    def _executor_removed(self, event: dict[str, Any]) -> None:
+        executor = self._executor(_str(event.get("Executor ID")))
+        executor.removed_ms = _opt_int(event.get("Timestamp"))
+        executor.removed_reason = _str(event.get("Removed Reason")) or None
+
+    def _block_manager_added(self, event: dict[str, Any]) -> None:
+        manager = _dict(event.get("Block Manager ID"))
+        executor = self._executor(_str(manager.get("Executor ID")))
+        if executor.added_ms is None:
+            executor.added_ms = _opt_int(event.get("Timestamp"))
+        executor.host = executor.host or _str(manager.get("Host"))
+        executor.max_memory = as_int(event.get("Maximum Memory"), executor.max_memory)
+        executor.max_onheap_memory = as_int(event.get("Maximum Onheap Memory"), executor.max_onheap_memory)
+        executor.max_offheap_memory = as_int(event.get("Maximum Offheap Memory"), executor.max_offheap_memory)
+
+    def _executor_metrics_update(self, event: dict[str, Any]) -> None:
+        executor_id = _str(event.get("Executor ID"))
+        for update in _list(event.get("Executor Metrics Updated")):
+            update = _dict(update)
+            metrics = _dict(update.get("Executor Metrics"))
+            if metrics:
+                _merge_max(self._executor(executor_id).peak_metrics, metrics)
+                key = (as_int(update.get("Stage ID")), as_int(update.get("Stage Attempt ID")))
+                _merge_max(self.stage_exec_peaks.setdefault(key, {}).setdefault(executor_id, {}), metrics)
+
+    def _stage_executor_metrics(self, event: dict[str, Any]) -> None:
+        executor_id = _str(event.get("Executor ID"))
+        metrics = _dict(event.get("Executor Metrics"))
+        if not metrics:
+            return
+        _merge_max(self._executor(executor_id).peak_metrics, metrics)
+        key = (as_int(event.get("Stage ID")), as_int(event.get("Stage Attempt ID")))
+        _merge_max(self.stage_exec_peaks.setdefault(key, {}).setdefault(executor_id, {}), metrics)
+
+    def _set_excluded(self, executor_id: str, excluded: bool) -> None:
+        executor = self.app.executors.get(executor_id)
+        if executor is not None:
+            executor.excluded = excluded
+
+    def _executor_excluded(self, event: dict[str, Any]) -> None:
+        self._set_excluded(_str(event.get("executorId")), True)
+
+    def _executor_unexcluded(self, event: dict[str, Any]) -> None:
+        self._set_excluded(_str(event.get("executorId")), False)
+
+    def _node_excluded(self, event: dict[str, Any]) -> None:
+        self._set_node_excluded(_str(event.get("hostId")), True)
+
+    def _node_unexcluded(self, event: dict[str, Any]) -> None:
+        self._set_node_excluded(_str(event.get("hostId")), False)
+
+    def _set_node_excluded(self, host: str, excluded: bool) -> None:
+        for executor in self.app.executors.values():
+            if executor.host == host:
+                executor.excluded = excluded
+
+    # ---- SQL -----------------------------------------------------------------------------------------
+
+    def _sql_start(self, event: dict[str, Any]) -> None:
+        execution_id = as_int(event.get("executionId"))
+        root = event.get("rootExecutionId")
+        self.app.sql_executions[execution_id] = SqlExecution(
+            execution_id=execution_id,
+            description=_str(event.get("description")),
+            details=_str(event.get("details")),
+            physical_plan=_str(event.get("physicalPlanDescription")),
+            start_ms=_opt_int(event.get("time")),
+            root_execution_id=_opt_int(root) if root is not None else None,
+            job_ids=tuple(j.job_id for j in self.app.jobs.values() if j.sql_execution_id == execution_id),
+        )
+
+    def _sql_end(self, event: dict[str, Any]) -> None:
+        execution_id = as_int(event.get("executionId"))
+        execution = self.app.sql_executions.get(execution_id)
+        if execution is None:
+            execution = self.app.sql_executions[execution_id] = SqlExecution(execution_id=execution_id)
+        execution.end_ms = _opt_int(event.get("time"))
+        error = event.get("errorMessage")
+        execution.error_message = _str(error) if error else None
+
+    def _sql_adaptive_update(self, event: dict[str, Any]) -> None:
+        execution = self.app.sql_executions.get(as_int(event.get("executionId")))
+        plan = event.get("physicalPlanDescription")
+        if execution is not None and isinstance(plan, str):
+            execution.physical_plan = plan  # AQE re-plans: the last plan is the one that ran

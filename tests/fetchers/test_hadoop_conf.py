@@ -1,0 +1,123 @@
+"""MapReduce job configurations (``<jobid>_conf.xml``) -> resolved, redacted properties (fetchers.hadoop_conf)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from jhist_refdata import PI_0001, needs_refdata
+
+from appmodel.redaction import REDACTED
+from fetchers.hadoop_conf import (
+    ConfError,
+    parse_conf_xml,
+    read_conf_xml,
+    resolve_and_redact,
+    substitute,
+)
+
+# ---- configuration files --------------------------------------------------------------------------------------
+
+
+def test_variables_expand_like_hadoop_leftmost_first_and_bounded() -> None:
+    props = {"a": "${b}/x", "b": "${c}-y", "c": "z", "self": "<${self}>", "loose": "${nope}/${c}"}
+    assert substitute("${a}", props) == ("z-y/x", ["a", "b", "c"], None)
+    assert substitute("${self}", props) == ("${self}", ["self"], "${self}")
+    # Hadoop stops at the first unbound variable and keeps what it expanded so far.
+    assert substitute("${c}${nope}${c}", props) == ("z${nope}${c}", ["c"], "${nope}")
+    chain = {f"v{i}": f"${{v{i + 1}}}" for i in range(30)}
+    assert substitute("${v0}", chain)[2] == "depth"
+
+
+def test_a_conf_with_unresolvable_variables_keeps_them_verbatim_with_one_warning() -> None:
+    pairs = [("dir", "${base}/data"), ("base", "/srv/${who}"), ("loop", "${loop}x")]
+    chain = [(f"v{i}", f"${{v{i + 1}}}") for i in range(25)] + [("v25", "end")]
+    conf = resolve_and_redact(pairs + chain, name="job_conf.xml")
+    assert conf.properties["dir"] == "/srv/${who}/data"
+    assert conf.properties["loop"] == "${loop}x"
+    assert conf.properties["v24"] == "end"
+    assert conf.properties["v0"] == "${v1}"
+    assert conf.unresolved == {"dir": "${who}", "base": "${who}", "loop": "${loop}"}
+    assert any("3 value(s)" in w and "dir (${who})" in w for w in conf.warnings)
+    assert any("deeper than 20" in w and "v0" in w for w in conf.warnings)
+
+
+def test_secrets_in_a_conf_are_redacted_with_spark_hadoop_and_the_jobs_own_patterns() -> None:
+    pairs = [
+        ("fs.s3a.secret.key", "AKIAXXXX"),
+        ("fs.azure.account.key.acct.blob.core.windows.net", "azkey"),
+        ("ldap.bind.credential", "c"),
+        ("javax.jdo.option.ConnectionPassword", "pw"),
+        ("db.url", "jdbc:mysql://app:${javax.jdo.option.ConnectionPassword}@db/x"),
+        ("hive.uri", "thrift://u:hunter2@metastore:9083"),
+        ("hadoop.security.sensitive-config-keys", "secret$,my\\.private\\..*,[broken"),
+        ("my.private.thing", "p"),
+        ("mapreduce.map.memory.mb", "1024"),
+    ]
+    conf = resolve_and_redact(pairs, ["(?i)ldap"], name="c.xml")
+    props = conf.properties
+    for key in (
+        "fs.s3a.secret.key",
+        "fs.azure.account.key.acct.blob.core.windows.net",
+        "ldap.bind.credential",
+        "javax.jdo.option.ConnectionPassword",
+        "db.url",  # built from a secret through ${...}
+        "my.private.thing",  # the job's own hadoop.security.sensitive-config-keys
+    ):
+        assert props[key] == REDACTED, key
+    assert props["hive.uri"] == f"thrift://u:{REDACTED}@metastore:9083"
+    assert props["mapreduce.map.memory.mb"] == "1024"
+    assert any("[broken" in w for w in conf.warnings)
+    assert not any("hunter2" in v or "AKIA" in v for v in props.values())
+
+
+def test_conf_xml_accepts_both_property_forms_and_the_last_definition_wins(tmp_path: Path) -> None:
+    path = tmp_path / "job_1_0001_conf.xml"
+    path.write_text(
+        '<?xml version="1.0"?><configuration>'
+        "<property><!--Loaded from job.xml--><name> a </name><value>1</value><source>job.xml</source></property>"
+        '<property name="b" value="${a}2"/><property><name>a</name><value>3</value><final>true</final></property>'
+        "<property><value>no name</value></property></configuration>"
+    )
+    assert read_conf_xml(path).properties == {"a": "3", "b": "32"}
+
+
+@pytest.mark.parametrize(
+    ("xml", "message"),
+    [
+        (
+            b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;">]>'
+            b"<configuration><property><name>a</name><value>&lol2;</value></property></configuration>",
+            "document type",
+        ),
+        (b"<other/>", "not <configuration>"),
+        (b"<configuration><property>", "not well-formed"),
+    ],
+)
+def test_conf_xml_that_is_hostile_or_broken_is_refused(xml: bytes, message: str) -> None:
+    with pytest.raises(ConfError, match=message):
+        parse_conf_xml(io.BytesIO(xml))
+
+
+@needs_refdata
+def test_randomly_damaged_confs_are_read_or_refused_with_one_line(tmp_path: Path) -> None:
+    import random
+
+    data = bytearray((PI_0001.parent / "job_1526555215992_0001_conf.xml").read_bytes())
+    rng = random.Random(7)
+    path = tmp_path / "job_1_0001_conf.xml"
+    refusals: list[str] = []
+    for _ in range(40):
+        damaged = bytearray(data)
+        for _ in range(rng.randint(1, 10)):
+            damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        path.write_bytes(bytes(damaged))
+        try:
+            conf = read_conf_xml(path)
+        except ConfError as exc:
+            refusals.append(str(exc))
+        else:
+            assert len(conf.properties) <= 166
+    assert refusals
+    assert all("\n" not in message and message.startswith(path.name) for message in refusals)
