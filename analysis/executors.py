@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from appmodel.jsonsafe import json_safe
 from appmodel.spark import SparkApp, TaskStatus
 
 if TYPE_CHECKING:  # pandas loads only where a frame is built: the per-app analysis path needs none
@@ -446,10 +447,10 @@ def feature_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
 def _json_row(record: dict[Any, Any]) -> dict[str, Any]:
     row: dict[str, Any] = {}
     for key, value in record.items():
-        if isinstance(value, float | np.floating):
-            row[str(key)] = float(value) if np.isfinite(value) else None
-        else:
-            row[str(key)] = None if value is None else str(value) if key in ("executor_id", "host") else value
+        if key in ("executor_id", "host") and value is not None and not isinstance(value, float | np.floating):
+            row[str(key)] = str(value)
+        else:  # numbers (NaN and infinities as None), and a missing id (None or NaN) as None
+            row[str(key)] = json_safe(value, infinity="null")
     return row
 
 

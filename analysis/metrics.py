@@ -45,11 +45,10 @@ from typing import Any, Final
 
 import numpy as np
 
-from appmodel import Executor, JobStatus, SparkApp, StageStatus, TaskStatus, conf
+from appmodel import Executor, JobStatus, SparkApp, StageStatus, TaskStatus
 from appmodel.conf import is_local_master, local_cores
+from appmodel.units import GIB, MIB, parse_size_or_none
 
-MIB: Final = 1024**2
-GIB: Final = 1024**3
 MS_PER_HOUR: Final = 3_600_000
 WASTE_BUFFER: Final = 1.5  # Dr. Elephant's allocated_memory_waste_buffer_percentage (0.5), as a factor
 DEFAULT_JVM_MEMORY: Final = "1g"  # spark.executor.memory and spark.driver.memory defaults
@@ -166,16 +165,6 @@ def metric_definitions(app_type: str = "SPARK") -> list[tuple[str, str, str]]:
     return merged
 
 
-def parse_size(text: str | None, default_unit: str = "b") -> int | None:
-    """Bytes of a Spark size string ("4g", "512m", "1024" in ``default_unit``); None when absent or unreadable."""
-    if text is None:
-        return None
-    try:
-        return conf.parse_size(text, default_unit)
-    except ValueError:
-        return None
-
-
 @dataclass(frozen=True, slots=True)
 class _Jvm:
     """One JVM counted in the resource metrics."""
@@ -205,7 +194,7 @@ class _Conf:
         raw = self.properties.get(key)
         if raw is None:
             return None
-        value = parse_size(raw, default_unit)
+        value = parse_size_or_none(raw, default_unit)
         if value is None:
             self.notes.append(f"{key}={raw!r} is not a size; its default is used")
         return value
@@ -225,7 +214,7 @@ class _Conf:
 
     def container_memory(self, role: str) -> int:
         """Heap + overhead (+ off-heap and PySpark for executors) of a driver or executor, from configuration."""
-        heap = self.size(f"spark.{role}.memory", "m") or parse_size(DEFAULT_JVM_MEMORY) or 0
+        heap = self.size(f"spark.{role}.memory", "m") or parse_size_or_none(DEFAULT_JVM_MEMORY, "b") or 0
         overhead = self.size(f"spark.{role}.memoryOverhead", "m")
         if overhead is None:
             overhead = self.size(f"spark.yarn.{role}.memoryOverhead", "m")

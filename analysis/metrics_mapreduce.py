@@ -39,8 +39,9 @@ from typing import Any, Final
 
 import numpy as np
 
-from analysis.metrics import GIB, MIB, MS_PER_HOUR, WASTE_BUFFER, _doc
+from analysis.metrics import MS_PER_HOUR, WASTE_BUFFER, _doc
 from appmodel.mapreduce import MapReduceApp, MRPhase, MRPhaseKind, MRTaskStatus
+from appmodel.units import GIB, KIB, MIB, TIB
 
 VIRTUAL_MEMORY_FACTOR: Final = 2.1  # Dr. Elephant's CLUSTER_MEMORY_FACTOR, YARN's default vmem-pmem ratio
 DEFAULT_CONTAINER_MB: Final = 1024  # Hadoop's mapreduce.{map,reduce}.memory.mb default
@@ -62,7 +63,7 @@ _JAVA_OPTS_KEYS: Final = {
 }
 _SLOWSTART_KEYS: Final = ("mapreduce.job.reduce.slowstart.completedmaps", "mapred.reduce.slowstart.completed.maps")
 _XMX: Final = re.compile(r"(?:^|\s)-Xmx(\d+)([kKmMgGtT]?)(?=\s|$)")
-_XMX_UNITS: Final = {"": 1, "k": 1024, "m": MIB, "g": GIB, "t": 1024 * GIB}
+_XMX_UNITS: Final = {"": 1, "k": KIB, "m": MIB, "g": GIB, "t": TIB}
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,20 +12,17 @@ prints as one JSON Lines record, a contract CI scripts rely on.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import logging
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
-
-import numpy as np
 
 import heuristics
 from analysis import jobinfo, summaries
 from analysis.metrics import AppMetrics, compute_metrics
 from analysis.metrics_mapreduce import MapReduceMetrics, compute_mapreduce_metrics
 from appmodel import SparkApp
+from appmodel.jsonsafe import json_safe
 from appmodel.mapreduce import MapReduceApp
 
 if TYPE_CHECKING:
@@ -91,8 +88,8 @@ class Finding:
             score=int(result.score),
             details=tuple((str(name), str(value)) for name, value in result.details),
             advice=str(result.advice or ""),
-            observed=plain(result.observed),
-            thresholds=plain(result.thresholds),
+            observed=json_safe(result.observed),
+            thresholds=json_safe(result.thresholds),
             stages=tuple((int(stage_id), int(attempt)) for stage_id, attempt in result.stages),
             executors=tuple(str(e) for e in result.executors),
         )
@@ -172,9 +169,9 @@ class AnalysisReport:
             "partial": self.partial,
             "severity": self.severity_name,
             "score": self.score,
-            "metrics": plain(self.metrics.to_dict()) if self.metrics else {},
+            "metrics": json_safe(self.metrics.to_dict()) if self.metrics else {},
             "heuristics": [f.to_json_dict() for f in self.findings],
-            "stages": [{key: plain(getattr(row, key, None)) for key in STAGE_JSON_KEYS} for row in self.stages],
+            "stages": [{key: json_safe(getattr(row, key, None)) for key in STAGE_JSON_KEYS} for row in self.stages],
             "warnings": list(self.warnings),
             "parse_stats": self.parse_stats,  # what the reader skipped: malformed lines, unknown events and keys
         }
@@ -256,7 +253,7 @@ def analyze(
         stages=stage_rows,
         executors=executor_rows,
         warnings=tuple(dict.fromkeys(warnings)),
-        parse_stats=plain(dataclasses.asdict(app.stats)),
+        parse_stats=json_safe(dataclasses.asdict(app.stats)),
         spark_properties=dict(app.environment.spark_properties),
         app_type="SPARK",
         job=job,
@@ -336,7 +333,7 @@ def _analyze_mapreduce(
         stages=stage_rows,
         executors=(),
         warnings=tuple(dict.fromkeys(warnings)),
-        parse_stats=plain(dataclasses.asdict(app.stats)),
+        parse_stats=json_safe(dataclasses.asdict(app.stats)),
         spark_properties=dict(app.conf),
         app_type="MAPREDUCE",
         job=job,
@@ -384,28 +381,6 @@ def _first_per_code(
     return list(findings.values())
 
 
-def plain(value: Any) -> Any:
-    """``value`` as JSON-ready builtins: numpy to Python, tuples to lists, NaN to None.
-
-    Infinities become the strings "inf" / "-inf" (JSON has no infinity): an infinite max/median ratio is a
-    finding, not a missing value.
-    """
-    if value is None or isinstance(value, bool | str):
-        return str(value) if isinstance(value, enum.Enum) and isinstance(value, str) else value
-    if isinstance(value, enum.Enum):
-        return plain(value.value)
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        if math.isnan(value):
-            return None
-        return float(value) if math.isfinite(value) else ("inf" if value > 0 else "-inf")
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset | np.ndarray):
-        return [plain(v) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return plain({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
-    return str(value)
+# The old name of appmodel.jsonsafe.json_safe, for importers not yet switched (webui/presenters/executors.py,
+# analyzer/executors/services.py).
+plain = json_safe

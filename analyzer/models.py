@@ -7,19 +7,17 @@ per-executor summaries. Re-analyzing the same (source, app id, attempt) updates 
 
 from __future__ import annotations
 
+from typing import Final
+
 from django.db import models
 from django.db.models.functions import Upper
 from django.utils import timezone
 
+from heuristics.severity import Severity
 
-class Severity(models.IntegerChoices):
-    """Dr. Elephant's five levels; colours live in the web UI, the label is always shown with them."""
-
-    NONE = 0, "None"
-    LOW = 1, "Low"
-    MODERATE = 2, "Moderate"
-    SEVERE = 3, "Severe"
-    CRITICAL = 4, "Critical"
+# Dr. Elephant's five levels are heuristics.Severity, the one definition (re-exported here for the read side);
+# the tables store its values. Colours live in the web UI, the label is always shown with them.
+SEVERITY_CHOICES: Final = [(int(level), level.label) for level in Severity]
 
 
 class AppType(models.TextChoices):
@@ -62,7 +60,7 @@ class AnalyzedApp(models.Model):
     end_time = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=16, default="")  # SUCCEEDED / FAILED / INCOMPLETE
     partial = models.BooleanField(default=False)
-    severity = models.PositiveSmallIntegerField(choices=Severity.choices, default=Severity.NONE)
+    severity = models.PositiveSmallIntegerField(choices=SEVERITY_CHOICES, default=Severity.NONE)
     score = models.IntegerField(default=0)
     runtime_ms = models.BigIntegerField(null=True, blank=True)
     # GiB-hours, see analysis.metrics; null when the log does not tell (no start time, unknown lifetimes).
@@ -116,7 +114,7 @@ class HeuristicResult(models.Model):
     position = models.PositiveSmallIntegerField(default=0)  # display order
     code = models.CharField(max_length=128)
     name = models.CharField(max_length=255)
-    severity = models.PositiveSmallIntegerField(choices=Severity.choices, default=Severity.NONE)
+    severity = models.PositiveSmallIntegerField(choices=SEVERITY_CHOICES, default=Severity.NONE)
     score = models.IntegerField(default=0)
     advice = models.TextField(blank=True, default="")
     observed = models.JSONField(default=dict)

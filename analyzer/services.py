@@ -18,7 +18,7 @@ from typing import Any, Final
 import orjson
 from django.db import connection, models, transaction
 
-from analysis.pipeline import AnalysisReport, plain
+from analysis.pipeline import AnalysisReport
 from analyzer.executors.services import executor_anomaly_store
 from analyzer.models import (
     AnalyzedApp,
@@ -29,6 +29,7 @@ from analyzer.models import (
     HeuristicResult,
     StageSummary,
 )
+from appmodel.jsonsafe import jsonb_safe, strip_nul
 
 ELLIPSIS: Final = "..."
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -47,34 +48,18 @@ def ms_to_datetime(ms: int | None) -> dt.datetime | None:
         return None
 
 
-def _clean_text(value: str) -> str:
-    return value.replace("\x00", "") if "\x00" in value else value
-
-
-def _clean_json(value: Any) -> Any:
-    """JSON-ready builtins without NUL characters (jsonb refuses \\u0000) and with NaN as null."""
-    value = plain(value)
-    if isinstance(value, str):
-        return _clean_text(value)
-    if isinstance(value, dict):
-        return {_clean_text(k): _clean_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean_json(v) for v in value]
-    return value
-
-
 def _converter(field: models.Field[Any, Any], from_ms: bool = False) -> Converter:
     """A function fitting any value to ``field``; built once per field, applied to every row."""
     nullable = field.null
     if from_ms:
         return ms_to_datetime
     if isinstance(field, models.JSONField):
-        return _clean_json
+        return jsonb_safe
     if isinstance(field, models.CharField | models.TextField):
         limit = field.max_length
 
         def text(value: Any) -> str:
-            value = _clean_text("" if value is None else str(value))
+            value = strip_nul("" if value is None else str(value))
             if limit is not None and len(value) > limit:
                 return value[: max(0, limit - len(ELLIPSIS))] + ELLIPSIS
             return value
@@ -160,7 +145,7 @@ def _copy_json(value: Any) -> str:
     except TypeError:
         text = None
     if text is None or "\\u0000" in text:  # odd types or NUL characters: take the slow, careful path
-        text = orjson.dumps(_clean_json(value)).decode()
+        text = orjson.dumps(jsonb_safe(value)).decode()
     return text.translate(_COPY_ESCAPES)
 
 

@@ -260,22 +260,6 @@ def copy_body(
     return written
 
 
-def json_int(value: Any) -> int | None:
-    """An integer from an untrusted JSON answer: an int, an integral float or a numeric string; else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            return None
-    return None
-
-
 def _get(session: requests.Session, url: str, *, params: Mapping[str, Any] | None, stream: bool) -> requests.Response:
     """The response to GET ``url`` once it is a 2xx; BackendError otherwise. The caller closes it."""
     where = f"GET {_safe(session, url)}"

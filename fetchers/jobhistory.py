@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import quote
 
+from appmodel.coerce import as_str, opt_int
 from appmodel.mapreduce import (
     MR_TASK_COLUMNS,
     Counters,
@@ -58,7 +59,7 @@ from fetchers.backends import (
     register,
 )
 from fetchers.hadoop_conf import resolve_and_redact
-from fetchers.http import HTTP_PARAMETERS, HttpPolicy, PolicySession, get_json, json_int, mask_url, session_for
+from fetchers.http import HTTP_PARAMETERS, HttpPolicy, PolicySession, get_json, mask_url, session_for
 
 __all__ = ("JobHistoryBackend", "job_id_for", "sample_tasks")
 
@@ -105,15 +106,15 @@ def sample_tasks(tasks: Sequence[Mapping[str, Any]], limit: int, seed: str) -> l
     """
     if limit <= 0 or len(tasks) <= limit:
         return list(tasks)
-    failed = [task for task in tasks if _text(task.get("state")).upper() == "FAILED"]
-    others = sorted((task for task in tasks if _text(task.get("state")).upper() != "FAILED"), key=_task_sort_key)
+    failed = [task for task in tasks if as_str(task.get("state")).upper() == "FAILED"]
+    others = sorted((task for task in tasks if as_str(task.get("state")).upper() != "FAILED"), key=_task_sort_key)
     room = max(0, limit - len(failed))
     chosen = random.Random(seed).sample(others, room)  # noqa: S311 (a sample, not a secret)
     return failed + chosen
 
 
 def _task_sort_key(task: Mapping[str, Any]) -> str:
-    return _text(task.get("id"))
+    return as_str(task.get("id"))
 
 
 @register
@@ -163,9 +164,9 @@ class JobHistoryBackend(Backend):
             body = client.get(JOBS_PATH, finishedTimeBegin=str(start_ms), finishedTimeEnd=str(end_ms - 1))
         refs: list[AppRef] = []
         for job in _items(body.get("jobs") if isinstance(body, dict) else None, "job"):
-            job_id = _text(job.get("id"))
-            finished = json_int(job.get("finishTime"))
-            if not job_id or _text(job.get("state")).upper() not in LISTED_STATES:
+            job_id = as_str(job.get("id"))
+            finished = opt_int(job.get("finishTime"), strings=True)
+            if not job_id or as_str(job.get("state")).upper() not in LISTED_STATES:
                 continue
             if finished is not None and finished > 0 and not start_ms <= finished < end_ms:
                 continue
@@ -174,8 +175,8 @@ class JobHistoryBackend(Backend):
                 AppRef(
                     app_id=job_id,
                     finished_ms=finished if finished and finished > 0 else None,
-                    name=_text(job.get("name")),
-                    user=_text(job.get("user")),
+                    name=as_str(job.get("name")),
+                    user=as_str(job.get("user")),
                     extra=extra,
                 )
             )
@@ -309,7 +310,7 @@ class _JobFetch:
 
     def _details(self, pool: ThreadPoolExecutor, tasks: Sequence[Mapping[str, Any]]) -> dict[str, _TaskDetail]:
         """The per-task requests, through the shared pool; the first transient failure stops the fetch."""
-        futures = {pool.submit(self._task_detail, task): _text(task.get("id")) for task in tasks}
+        futures = {pool.submit(self._task_detail, task): as_str(task.get("id")) for task in tasks}
         done, pending = wait(futures, return_when=FIRST_EXCEPTION)
         for future in done:
             error = future.exception()
@@ -329,19 +330,19 @@ class _JobFetch:
         return details
 
     def _task_detail(self, task: Mapping[str, Any]) -> _TaskDetail:
-        task_id = _text(task.get("id"))
+        task_id = as_str(task.get("id"))
         path = f"{self.job_path}/tasks/{quote(task_id, safe='')}"
         detail = _TaskDetail()
-        succeeded = _text(task.get("state")).upper() == "SUCCEEDED"
+        succeeded = as_str(task.get("state")).upper() == "SUCCEEDED"
         if succeeded:
             body = self._task_part(detail, path + "/counters", task_id)
             detail.counters = _task_counters(body, "jobTaskCounters", "taskCounterGroup")
         body = self._task_part(detail, path + "/attempts", task_id)
         detail.attempts = _items(body.get("taskAttempts") if isinstance(body, dict) else None, "taskAttempt")
         if not succeeded:
-            kept = _kept_attempt(detail.attempts, _text(task.get("successfulAttempt")))
-            if kept is not None and _text(kept.get("id")):
-                attempt_path = f"{path}/attempts/{quote(_text(kept.get('id')), safe='')}/counters"
+            kept = _kept_attempt(detail.attempts, as_str(task.get("successfulAttempt")))
+            if kept is not None and as_str(kept.get("id")):
+                attempt_path = f"{path}/attempts/{quote(as_str(kept.get('id')), safe='')}/counters"
                 body = self._task_part(detail, attempt_path, task_id)
                 detail.counters = _task_counters(body, "jobTaskAttemptCounters", "taskAttemptCounterGroup")
         return detail
@@ -361,12 +362,12 @@ class _JobFetch:
         job = body.get("job") if isinstance(body, dict) else None
         if not isinstance(job, dict):
             raise BackendError(f"{self.job_id}: the JobHistory Server's job answer has no job object", permanent=True)
-        app = MapReduceApp(job_id=_text(job.get("id")) or self.job_id)
+        app = MapReduceApp(job_id=as_str(job.get("id")) or self.job_id)
         app.source = mask_url(self.backend.url + self.job_path)
-        app.name = _text(job.get("name"))
-        app.user = _text(job.get("user"))
-        app.queue = _text(job.get("queue"))
-        state = _text(job.get("state")).upper()
+        app.name = as_str(job.get("name"))
+        app.user = as_str(job.get("user"))
+        app.queue = as_str(job.get("queue"))
+        state = as_str(job.get("state")).upper()
         status = _JOB_STATUS.get(state)
         if status is None:
             app.status = MRJobStatus.INCOMPLETE
@@ -380,14 +381,14 @@ class _JobFetch:
         app.launch_ms = _positive(job.get("startTime"))
         app.finish_ms = _positive(job.get("finishTime"))
         app.uberized = job.get("uberized") is True
-        diagnostics = _text(job.get("diagnostics"))
+        diagnostics = as_str(job.get("diagnostics"))
         if state == "ERROR" and not diagnostics:
             diagnostics = "the job ended in the ERROR state (an internal error of its ApplicationMaster)"
         app.diagnostics = diagnostics[:MAX_DIAGNOSTICS_CHARS]
         for phase, prefix in ((app.maps, "maps"), (app.reduces, "reduces")):
-            total = json_int(job.get(f"{prefix}Total"))
+            total = opt_int(job.get(f"{prefix}Total"), strings=True)
             phase.total_tasks = max(total or 0, 0)
-            phase.reported_finished = json_int(job.get(f"{prefix}Completed"))
+            phase.reported_finished = opt_int(job.get(f"{prefix}Completed"), strings=True)
         return app
 
     def _counters(self, app: MapReduceApp, body: Any) -> None:
@@ -402,16 +403,16 @@ class _JobFetch:
         reduces: Counters = {}
         skipped = 0
         for group in _items(container, "counterGroup"):
-            group_name = canonical_group(_text(group.get("counterGroupName")))
+            group_name = canonical_group(as_str(group.get("counterGroupName")))
             for counter in _items(group, "counter"):
-                name = _text(counter.get("name"))
-                total = json_int(counter.get("totalCounterValue"))
+                name = as_str(counter.get("name"))
+                total = opt_int(counter.get("totalCounterValue"), strings=True)
                 if not group_name or not name or total is None:
                     skipped += 1
                     continue
                 totals.setdefault(group_name, {})[name] = total
                 for target, key in ((maps, "mapCounterValue"), (reduces, "reduceCounterValue")):
-                    value = json_int(counter.get(key))
+                    value = opt_int(counter.get(key), strings=True)
                     if value is not None:
                         target.setdefault(group_name, {})[name] = value
         if skipped:
@@ -439,7 +440,7 @@ class _JobFetch:
         app.am_attempts = len(attempts)
         if attempts:
             last = attempts[-1]
-            address = _text(last.get("nodeHttpAddress")) or _text(last.get("nodeId"))
+            address = as_str(last.get("nodeHttpAddress")) or as_str(last.get("nodeId"))
             app.am_host = _host(address)
 
     def _tasks(self, body: Any) -> dict[MRPhaseKind, list[Mapping[str, Any]]]:
@@ -449,7 +450,7 @@ class _JobFetch:
         seen: set[str] = set()
         skipped = 0
         for task in _items(body.get("tasks"), "task"):
-            task_id = _text(task.get("id"))
+            task_id = as_str(task.get("id"))
             kind = _phase_of(task)
             if not task_id or kind is None or task_id in seen:
                 skipped += 1
@@ -469,7 +470,7 @@ class _JobFetch:
     ) -> MRTaskColumns:
         rows: list[tuple[int, dict[str, int], str]] = []
         for position, task in enumerate(tasks):
-            task_id = _text(task.get("id"))
+            task_id = as_str(task.get("id"))
             detail = details.get(task_id, _TaskDetail())
             row, reason = _task_row(task, detail, hosts)
             index = _task_number(task_id)
@@ -499,9 +500,9 @@ class _JobFetch:
 
 def _task_row(task: Mapping[str, Any], detail: _TaskDetail, hosts: dict[str, int]) -> tuple[dict[str, int], str]:
     """One task's column values and failure text, from its listing entry and its per-task answers."""
-    status = _TASK_STATUS.get(_text(task.get("state")).upper(), MRTaskStatus.INCOMPLETE)
+    status = _TASK_STATUS.get(as_str(task.get("state")).upper(), MRTaskStatus.INCOMPLETE)
     attempts = detail.attempts
-    states = [_text(attempt.get("state")).upper() for attempt in attempts]
+    states = [as_str(attempt.get("state")).upper() for attempt in attempts]
     row: dict[str, int] = {
         "status": int(status),
         "task_start_ms": _positive(task.get("startTime")) or 0,
@@ -513,9 +514,9 @@ def _task_row(task: Mapping[str, Any], detail: _TaskDetail, hosts: dict[str, int
         "host": -1,
     }
     reason = ""
-    kept = _kept_attempt(attempts, _text(task.get("successfulAttempt")))
+    kept = _kept_attempt(attempts, as_str(task.get("successfulAttempt")))
     if kept is not None:
-        number = _task_number(_text(kept.get("id")))
+        number = _task_number(as_str(kept.get("id")))
         row["attempt"] = number if number is not None else -1
         start = _positive(kept.get("startTime")) or 0
         finish = _positive(kept.get("finishTime")) or 0
@@ -524,11 +525,11 @@ def _task_row(task: Mapping[str, Any], detail: _TaskDetail, hosts: dict[str, int
         row["duration_ms"] = max(0, finish - start) if start and finish else 0
         row["shuffle_finish_ms"] = _positive(kept.get("shuffleFinishTime")) or 0
         row["sort_finish_ms"] = _positive(kept.get("mergeFinishTime")) or 0
-        host = _host(_text(kept.get("nodeHttpAddress")))
+        host = _host(as_str(kept.get("nodeHttpAddress")))
         if host:
             row["host"] = hosts.setdefault(host, len(hosts))
         if status is not MRTaskStatus.SUCCEEDED:
-            reason = _text(kept.get("diagnostics"))[:MAX_REASON_CHARS]
+            reason = as_str(kept.get("diagnostics"))[:MAX_REASON_CHARS]
     if detail.counters is not None:
         row.update(counter_values(detail.counters))
         row["has_counters"] = int(bool(detail.counters))
@@ -540,14 +541,14 @@ def _kept_attempt(attempts: Sequence[Mapping[str, Any]], successful: str) -> Map
     if not attempts:
         return None
     for attempt in attempts:
-        if successful and _text(attempt.get("id")) == successful:
+        if successful and as_str(attempt.get("id")) == successful:
             return attempt
     for attempt in attempts:
-        if _text(attempt.get("state")).upper() == "SUCCEEDED":
+        if as_str(attempt.get("state")).upper() == "SUCCEEDED":
             return attempt
     return max(
         attempts,
-        key=lambda attempt: (_positive(attempt.get("finishTime")) or 0, _task_number(_text(attempt.get("id"))) or 0),
+        key=lambda attempt: (_positive(attempt.get("finishTime")) or 0, _task_number(as_str(attempt.get("id"))) or 0),
     )
 
 
@@ -558,10 +559,10 @@ def _task_counters(body: Any, outer: str, group_key: str) -> list[tuple[str, str
         return None
     triples: list[tuple[str, str, int]] = []
     for group in _items(container, group_key):
-        group_name = _text(group.get("counterGroupName"))
+        group_name = as_str(group.get("counterGroupName"))
         for counter in _items(group, "counter"):
-            name = _text(counter.get("name"))
-            value = json_int(counter.get("value"))
+            name = as_str(counter.get("name"))
+            value = opt_int(counter.get("value"), strings=True)
             if group_name and name and value is not None:
                 triples.append((group_name, name, value))
     return triples
@@ -582,13 +583,9 @@ def _items(container: Any, key: str) -> list[Mapping[str, Any]]:
     return []
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
 def _positive(value: Any) -> int | None:
     """An epoch-ms time: None when absent, -1 (never started) or 0 (not finished)."""
-    number = json_int(value)
+    number = opt_int(value, strings=True)
     return number if number is not None and number > 0 else None
 
 
@@ -599,9 +596,9 @@ def _task_number(task_or_attempt_id: str) -> int | None:
 
 
 def _phase_of(task: Mapping[str, Any]) -> MRPhaseKind | None:
-    kind = _PHASE_OF_TYPE.get(_text(task.get("type")).upper())
+    kind = _PHASE_OF_TYPE.get(as_str(task.get("type")).upper())
     if kind is None:
-        parts = _text(task.get("id")).split("_")
+        parts = as_str(task.get("id")).split("_")
         kind = _PHASE_OF_LETTER.get(parts[-2]) if len(parts) >= 3 else None
     return kind
 

@@ -36,6 +36,7 @@ from urllib.parse import quote
 import numpy as np
 import requests
 
+from appmodel.coerce import as_dict, as_int, as_list, as_text, opt_int
 from appmodel.redaction import APP_REDACTION_PROPERTY, REDACTED, Redactor, redact_url_passwords
 from appmodel.spark import (
     TASK_COLUMNS,
@@ -58,8 +59,6 @@ __all__ = ("DEFAULT_MAX_TASKS", "DEFAULT_PAGE_SIZE", "REST_WARNING", "app_from_r
 DEFAULT_PAGE_SIZE: Final = 10_000
 DEFAULT_MAX_TASKS: Final = 10_000_000  # tasks over the whole app; beyond it the model is partial
 REST_WARNING: Final = "built from the History Server's REST views"
-_INT64_MIN: Final = -(2**63)
-_INT64_MAX: Final = 2**63 - 1
 
 _TASK_STATUS: Final = {
     "SUCCESS": int(TaskStatus.SUCCESS),
@@ -119,39 +118,6 @@ _RESUBMITTED_TEXT: Final = "Resubmitted (resubmitted due to node loss)"
 _COMMIT_DENIED: Final = "TaskCommitDenied ("  # how Spark's TaskCommitDenied.toErrorString starts
 
 
-# ---- tolerant readers of JSON values ---------------------------------------------------------------------------
-
-
-def _int(value: Any) -> int | None:
-    """An int64 from a JSON value, None for null, other types and out-of-range numbers."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if _INT64_MIN <= value <= _INT64_MAX else None
-    if isinstance(value, float) and value.is_integer() and _INT64_MIN <= value <= _INT64_MAX:
-        return int(value)
-    return None
-
-
-def _int_or(value: Any, default: int) -> int:
-    number = _int(value)
-    return default if number is None else number
-
-
-def _str(value: Any, default: str = "") -> str:
-    if value is None:
-        return default
-    return value if isinstance(value, str) else str(value)
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def rest_epoch_ms(value: Any) -> int | None:
     """``2015-02-03T16:43:05.829GMT`` (the server's date format) -> epoch ms; None when absent or unreadable."""
     if not isinstance(value, str) or not value:
@@ -169,9 +135,11 @@ def rest_epoch_ms(value: Any) -> int | None:
 def _pairs(value: Any) -> list[tuple[str, str]]:
     """An environment section: a list of [key, value] in REST; a JSON object is accepted too."""
     if isinstance(value, dict):
-        return [(str(k), _str(v)) for k, v in value.items()]
+        return [(str(k), as_text(v)) for k, v in value.items()]
     return [
-        (_str(item[0]), _str(item[1])) for item in _list(value) if isinstance(item, list | tuple) and len(item) == 2
+        (as_text(item[0]), as_text(item[1]))
+        for item in as_list(value)
+        if isinstance(item, list | tuple) and len(item) == 2
     ]
 
 
@@ -193,7 +161,7 @@ def _int_column(values: list[Any], counter: _Counter, default: int = 0) -> np.nd
         pass
     out = np.empty(len(values), dtype=np.int64)
     for i, value in enumerate(values):
-        number = _int(value)
+        number = opt_int(value, int64=True)
         if number is None:
             if value is not None:
                 counter.bad += 1
@@ -281,15 +249,15 @@ def _application(rest: _Rest, app: SparkApp, where: str) -> bool:
         )
     attempts = [a for a in info["attempts"] if isinstance(a, dict)]
     wanted = app.attempt_id
-    matching = [a for a in attempts if (_str(a.get("attemptId")) or None) == wanted]
+    matching = [a for a in attempts if (as_text(a.get("attemptId")) or None) == wanted]
     if not matching and wanted is None and len(attempts) == 1:
         matching = attempts
     if not matching:
         raise BackendError(f"{where}: the History Server lists no such attempt", permanent=True)
     attempt = matching[0]
-    app.name = _str(info.get("name"))
-    app.user = _str(attempt.get("sparkUser"))
-    app.spark_version = _str(attempt.get("appSparkVersion")) or None
+    app.name = as_text(info.get("name"))
+    app.user = as_text(attempt.get("sparkUser"))
+    app.spark_version = as_text(attempt.get("appSparkVersion")) or None
     app.start_ms = _epoch(attempt, "startTime")
     app.end_ms = _epoch(attempt, "endTime")
     completed = attempt.get("completed") is True
@@ -300,7 +268,7 @@ def _application(rest: _Rest, app: SparkApp, where: str) -> bool:
 
 def _epoch(attempt: dict[str, Any], name: str) -> int | None:
     """``startTimeEpoch`` (Spark 2.0+), else the ``startTime`` text; None when absent or not positive."""
-    epoch = _int(attempt.get(f"{name}Epoch"))
+    epoch = opt_int(attempt.get(f"{name}Epoch"), int64=True)
     if epoch is None:
         epoch = rest_epoch_ms(attempt.get(name))
     return epoch if epoch is not None and epoch > 0 else None
@@ -322,24 +290,24 @@ def _environment(answer: Any, redactor: Redactor, app: SparkApp) -> Environment:
     env.system_properties = redactor.redact_pairs(_pairs(answer.get("systemProperties")))
     env.hadoop_properties = redactor.redact_pairs(_pairs(answer.get("hadoopProperties")))
     env.metrics_properties = redactor.redact_pairs(_pairs(answer.get("metricsProperties")))
-    runtime = _dict(answer.get("runtime"))
+    runtime = as_dict(answer.get("runtime"))
     env.jvm_information = redactor.redact_pairs(
-        (_RUNTIME_KEYS.get(key, key), _str(value)) for key, value in runtime.items() if value is not None
+        (_RUNTIME_KEYS.get(key, key), as_text(value)) for key, value in runtime.items() if value is not None
     )
     env.classpath_entries = {redact_url_passwords(k): v for k, v in _pairs(answer.get("classpathEntries"))}
-    for profile in _list(answer.get("resourceProfiles")):
-        profile = _dict(profile)
-        profile_id = _int(profile.get("id"))
+    for profile in as_list(answer.get("resourceProfiles")):
+        profile = as_dict(profile)
+        profile_id = opt_int(profile.get("id"), int64=True)
         if profile_id is None:
             continue
         env.resource_profiles[profile_id] = {
             "executor_resources": {
                 str(name): _log_request(request, executor=True)
-                for name, request in _dict(profile.get("executorResources")).items()
+                for name, request in as_dict(profile.get("executorResources")).items()
             },
             "task_resources": {
                 str(name): _log_request(request, executor=False)
-                for name, request in _dict(profile.get("taskResources")).items()
+                for name, request in as_dict(profile.get("taskResources")).items()
             },
         }
     return env
@@ -347,15 +315,15 @@ def _environment(answer: Any, redactor: Redactor, app: SparkApp) -> Environment:
 
 def _log_request(request: Any, *, executor: bool) -> dict[str, Any]:
     """A REST resource request in the log's spelling, which the metrics read."""
-    request = _dict(request)
+    request = as_dict(request)
     amount = request.get("amount")
     shown: dict[str, Any] = {
-        "Resource Name": _str(request.get("resourceName")),
+        "Resource Name": as_text(request.get("resourceName")),
         "Amount": amount if isinstance(amount, int | float) and not isinstance(amount, bool) else 0,
     }
     if executor:
-        shown["Discovery Script"] = _str(request.get("discoveryScript"))
-        shown["Vendor"] = _str(request.get("vendor"))
+        shown["Discovery Script"] = as_text(request.get("discoveryScript"))
+        shown["Vendor"] = as_text(request.get("vendor"))
     return shown
 
 
@@ -376,23 +344,23 @@ def _executors(rest: _Rest, app: SparkApp) -> None:
             app.warnings.append("skipped an executor without an id in the History Server's answer")
             continue
         executor = Executor(executor_id=str(item["id"]))
-        executor.host = _host(_str(item.get("hostPort")))
-        executor.cores = _int_or(item.get("totalCores"), 0)
+        executor.host = _host(as_text(item.get("hostPort")))
+        executor.cores = as_int(item.get("totalCores"), 0, int64=True)
         executor.added_ms = rest_epoch_ms(item.get("addTime"))
         executor.removed_ms = rest_epoch_ms(item.get("removeTime"))
-        executor.removed_reason = _str(item.get("removeReason")) or None
-        executor.max_memory = _int_or(item.get("maxMemory"), 0)
-        memory = _dict(item.get("memoryMetrics"))
-        executor.max_onheap_memory = _int_or(memory.get("totalOnHeapStorageMemory"), 0)
-        executor.max_offheap_memory = _int_or(memory.get("totalOffHeapStorageMemory"), 0)
-        executor.resource_profile_id = _int_or(item.get("resourceProfileId"), 0)
+        executor.removed_reason = as_text(item.get("removeReason")) or None
+        executor.max_memory = as_int(item.get("maxMemory"), 0, int64=True)
+        memory = as_dict(item.get("memoryMetrics"))
+        executor.max_onheap_memory = as_int(memory.get("totalOnHeapStorageMemory"), 0, int64=True)
+        executor.max_offheap_memory = as_int(memory.get("totalOffHeapStorageMemory"), 0, int64=True)
+        executor.resource_profile_id = as_int(item.get("resourceProfileId"), 0, int64=True)
         executor.excluded = item.get("isExcluded") is True or item.get("isBlacklisted") is True
-        executor.log_urls = {str(k): _str(v) for k, v in _dict(item.get("executorLogs")).items()}
-        executor.started_tasks = _int_or(item.get("totalTasks"), 0)
+        executor.log_urls = {str(k): as_text(v) for k, v in as_dict(item.get("executorLogs")).items()}
+        executor.started_tasks = as_int(item.get("totalTasks"), 0, int64=True)
         executor.peak_metrics = {
             str(name): number
-            for name, value in _dict(item.get("peakMemoryMetrics")).items()
-            if (number := _int(value)) is not None
+            for name, value in as_dict(item.get("peakMemoryMetrics")).items()
+            if (number := opt_int(value, int64=True)) is not None
         }
         app.executors[executor.executor_id] = executor
 
@@ -410,7 +378,7 @@ def _jobs(answer: Any, app: SparkApp) -> None:
         app.warnings.append("the History Server's job list is unusable: no jobs")
         return
     for item in answer:
-        job_id = _int(_dict(item).get("jobId"))
+        job_id = opt_int(as_dict(item).get("jobId"), int64=True)
         if job_id is None:
             app.warnings.append("skipped a job without an id in the History Server's answer")
             continue
@@ -418,14 +386,16 @@ def _jobs(answer: Any, app: SparkApp) -> None:
         group = item.get("jobGroup")
         app.jobs[job_id] = Job(
             job_id=job_id,
-            name=_str(item.get("name")),
-            description=_str(description) if description is not None else None,
-            job_group=_str(group) if group is not None else None,
+            name=as_text(item.get("name")),
+            description=as_text(description) if description is not None else None,
+            job_group=as_text(group) if group is not None else None,
             submission_ms=rest_epoch_ms(item.get("submissionTime")),
             completion_ms=rest_epoch_ms(item.get("completionTime")),
-            status=_JOB_STATUS.get(_str(item.get("status")), JobStatus.UNKNOWN),
-            stage_ids=tuple(s for s in (_int(s) for s in _list(item.get("stageIds"))) if s is not None),
-            num_tasks=_int_or(item.get("numTasks"), 0),
+            status=_JOB_STATUS.get(as_text(item.get("status")), JobStatus.UNKNOWN),
+            stage_ids=tuple(
+                s for s in (opt_int(s, int64=True) for s in as_list(item.get("stageIds"))) if s is not None
+            ),
+            num_tasks=as_int(item.get("numTasks"), 0, int64=True),
         )
 
 
@@ -440,7 +410,7 @@ class _Interner:
         ids = self.ids
         out: list[int] = []
         for value in values:
-            text = value if isinstance(value, str) else _str(value)
+            text = value if isinstance(value, str) else as_text(value)
             found = ids.get(text)
             if found is None:
                 found = ids[text] = len(self.values)
@@ -520,10 +490,10 @@ class _TaskReader:
             self.not_ended += len(tasks) - len(kept)
             tasks = [tasks[i] for i in kept]
             statuses = [statuses[i] for i in kept]
-        metrics = [_dict(t.get("taskMetrics")) for t in tasks]
+        metrics = [as_dict(t.get("taskMetrics")) for t in tasks]
         groups: dict[str, list[dict[str, Any]]] = {"": metrics}
         for group in _METRIC_GROUPS:
-            groups[group] = [_dict(m.get(group)) for m in metrics]
+            groups[group] = [as_dict(m.get(group)) for m in metrics]
         launch = _dates_column([t.get("launchTime") for t in tasks], counter)
         duration = np.maximum(_int_column([t.get("duration") for t in tasks], counter), 0)
         columns: dict[str, Any] = {
@@ -545,7 +515,7 @@ class _TaskReader:
         for name, group, key in _NS_METRICS:
             columns[name] = _int_column([m.get(key) for m in groups[group]], counter) / 1e6
         reasons = {
-            row: _str(tasks[row].get("errorMessage"), "UnknownReason")
+            row: as_text(tasks[row].get("errorMessage"), "UnknownReason")
             for row, status in enumerate(statuses)
             if status != TaskStatus.SUCCESS
         }
@@ -560,27 +530,28 @@ def _stages(rest: _Rest, answer: list[Any], app: SparkApp, *, page_size: int, ma
     reader = _TaskReader(rest, app, page_size=page_size, max_tasks=max_tasks)
     counts: dict[tuple[int, int], tuple[int, int, int]] = {}  # (complete, failed, killed) as the server counted
     for item in answer:
-        item = _dict(item)
-        stage_id, attempt_id = _int(item.get("stageId")), _int(item.get("attemptId"))
+        item = as_dict(item)
+        stage_id, attempt_id = opt_int(item.get("stageId"), int64=True), opt_int(item.get("attemptId"), int64=True)
         if stage_id is None or attempt_id is None:
             app.warnings.append("skipped a stage without an id in the History Server's answer")
             continue
         stage = StageAttempt(stage_id=stage_id, attempt_id=attempt_id)
-        stage.name = _str(item.get("name"))
-        stage.details = _str(item.get("details"))
-        stage.num_tasks = _int_or(item.get("numTasks"), 0)
-        stage.status = _STAGE_STATUS.get(_str(item.get("status")), StageStatus.PENDING)
+        stage.name = as_text(item.get("name"))
+        stage.details = as_text(item.get("details"))
+        stage.num_tasks = as_int(item.get("numTasks"), 0, int64=True)
+        stage.status = _STAGE_STATUS.get(as_text(item.get("status")), StageStatus.PENDING)
         stage.submission_ms = rest_epoch_ms(item.get("submissionTime"))
         stage.completion_ms = rest_epoch_ms(item.get("completionTime"))
         failure = item.get("failureReason")
-        stage.failure_reason = _str(failure) if failure is not None else None
-        stage.resource_profile_id = _int_or(item.get("resourceProfileId"), 0)
-        push = {field: _int_or(item.get(name), 0) for name, field in _PUSH_FIELDS.items()}
+        stage.failure_reason = as_text(failure) if failure is not None else None
+        stage.resource_profile_id = as_int(item.get("resourceProfileId"), 0, int64=True)
+        push = {field: as_int(item.get(name), 0, int64=True) for name, field in _PUSH_FIELDS.items()}
         if any(push.values()):
             stage.push_shuffle_read = push
         app.stages[stage.key] = stage
         complete, failed, killed = (
-            max(0, _int_or(item.get(name), 0)) for name in ("numCompleteTasks", "numFailedTasks", "numKilledTasks")
+            max(0, as_int(item.get(name), 0, int64=True))
+            for name in ("numCompleteTasks", "numFailedTasks", "numKilledTasks")
         )
         counts[stage.key] = (complete, failed, killed)
     job_ids: dict[int, list[int]] = {}

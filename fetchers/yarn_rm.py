@@ -20,9 +20,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Final
 
+from appmodel.coerce import opt_int, opt_str
 from appmodel.spark import SparkApp
 from fetchers.backends import AppRef, Backend, BackendError, Parameter, ParameterError, register
-from fetchers.http import HTTP_PARAMETERS, HttpPolicy, get_json, json_int, session_for
+from fetchers.http import HTTP_PARAMETERS, HttpPolicy, get_json, session_for
 
 __all__ = ("ResourceManagerBackend", "rm_app_summary")
 
@@ -34,7 +35,7 @@ APPS_PATH: Final = "/ws/v1/cluster/apps"
 TERMINAL_STATES: Final = "FINISHED,FAILED,KILLED"
 FINAL_STATUSES: Final = frozenset({"SUCCEEDED", "FAILED", "KILLED", "UNDEFINED"})
 
-# The RM's view of an app kept on each AppRef: (key, kind).
+# The RM's view of an app kept on each AppRef: (key, kind). RM answers are untrusted; numbers may come as strings.
 _RM_FIELDS: Final[tuple[tuple[str, type], ...]] = (
     ("queue", str),
     ("user", str),
@@ -111,8 +112,11 @@ class ResourceManagerBackend(Backend):
         )
 
     def _ref(self, app: Mapping[str, Any]) -> AppRef | None:
-        view = {key: _typed(app.get(key), kind) for key, kind in _RM_FIELDS}
-        app_id = _typed(app.get("id"), str)
+        view: dict[str, Any] = {
+            key: opt_str(app.get(key)) if kind is str else opt_int(app.get(key), strings=True)
+            for key, kind in _RM_FIELDS
+        }
+        app_id = opt_str(app.get("id"))
         if not app_id:
             logger.warning("%s: an app without an id ignored", self.name)
             return None
@@ -197,30 +201,23 @@ def rm_app_summary(extra: Mapping[str, Any]) -> dict[str, Any]:
     ``memory_mb_seconds`` is the RM's ``memorySeconds`` (MB-seconds); ``memory_gb_hours`` the same in the unit
     Dr. Elephant shows ("resource used"); ``vcore_seconds`` is vcore-seconds; times are ms.
     """
-    memory_mb_seconds = _typed(extra.get("memorySeconds"), int)
-    tags = _typed(extra.get("applicationTags"), str)
+    memory_mb_seconds = opt_int(extra.get("memorySeconds"), strings=True)
+    tags = opt_str(extra.get("applicationTags"))
     return {
-        "queue": _typed(extra.get("queue"), str),
-        "user": _typed(extra.get("user"), str),
-        "application_type": _typed(extra.get("applicationType"), str),
-        "final_status": _typed(extra.get("finalStatus"), str),
-        "state": _typed(extra.get("state"), str),
-        "started_ms": _typed(extra.get("startedTime"), int),
-        "finished_ms": _typed(extra.get("finishedTime"), int),
-        "elapsed_ms": _typed(extra.get("elapsedTime"), int),
+        "queue": opt_str(extra.get("queue")),
+        "user": opt_str(extra.get("user")),
+        "application_type": opt_str(extra.get("applicationType")),
+        "final_status": opt_str(extra.get("finalStatus")),
+        "state": opt_str(extra.get("state")),
+        "started_ms": opt_int(extra.get("startedTime"), strings=True),
+        "finished_ms": opt_int(extra.get("finishedTime"), strings=True),
+        "elapsed_ms": opt_int(extra.get("elapsedTime"), strings=True),
         "memory_mb_seconds": memory_mb_seconds,
         "memory_gb_hours": None if memory_mb_seconds is None else memory_mb_seconds / 1024 / 3600,
-        "vcore_seconds": _typed(extra.get("vcoreSeconds"), int),
-        "tracking_url": _typed(extra.get("trackingUrl"), str),
+        "vcore_seconds": opt_int(extra.get("vcoreSeconds"), strings=True),
+        "tracking_url": opt_str(extra.get("trackingUrl")),
         "tags": [tag.strip() for tag in tags.split(",") if tag.strip()] if tags else [],
     }
-
-
-def _typed(value: Any, kind: type) -> Any:
-    """``value`` as ``kind`` (str or int), or None: RM answers are untrusted, numbers may come as strings."""
-    if kind is str:
-        return value if isinstance(value, str) else None
-    return json_int(value)
 
 
 def _base_url(backend: str, url: str) -> str:

@@ -43,6 +43,7 @@ import scipy.sparse as sp  # type: ignore[import-untyped]
 
 from analysis.attribution.confidence import Confidence, assess
 from analysis.attribution.features import CAUSES, FEATURES
+from appmodel.jsonsafe import json_safe
 
 if TYPE_CHECKING:
     from analysis.attribution.model import AttributionModel
@@ -161,19 +162,8 @@ class Explanation:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe (NaN and infinities become None) plain data, for the API and stored reports."""
-        return _json_safe(asdict(self))
-
-
-def _json_safe(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {k: _json_safe(x) for k, x in v.items()}
-    if isinstance(v, list | tuple):
-        return [_json_safe(x) for x in v]
-    if isinstance(v, float | np.floating):
-        return float(v) if np.isfinite(v) else None
-    if isinstance(v, np.integer | np.bool_):
-        return v.item()
-    return v
+        data: dict[str, Any] = json_safe(asdict(self), infinity="null")
+        return data
 
 
 def explain(model: AttributionModel, runs: pd.DataFrame, mode: Mode = "causes") -> list[Explanation]:

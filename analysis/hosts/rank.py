@@ -31,7 +31,6 @@ differences. ``n_levels`` is reported with every snapshot.
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final, Literal
 
@@ -43,6 +42,7 @@ from scipy import stats  # type: ignore[import-untyped]
 from analysis.hosts import fit as fitting
 from analysis.hosts.frame import ZScores, sibling_zscores, validate
 from analysis.hosts.levels import levels
+from appmodel.jsonsafe import json_safe
 
 Interval = Literal["mean_ci", "fitted", "quantile"]
 INTERVALS: Final = ("mean_ci", "fitted", "quantile")
@@ -134,18 +134,10 @@ class StragglerSnapshot:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe (NaN and inf become None; hosts as a list of records)."""
-
-        def clean(v: Any) -> Any:
-            if isinstance(v, float | np.floating):
-                f = float(v)
-                return f if math.isfinite(f) else None
-            if isinstance(v, np.integer):
-                return int(v)
-            if isinstance(v, np.bool_):
-                return bool(v)
-            return v
-
-        records = [{k: clean(v) for k, v in row.items()} for row in self.hosts.to_dict(orient="records")]
+        records = [
+            {k: json_safe(v, infinity="null") for k, v in row.items()}  # numbers, strings, bools and None only
+            for row in self.hosts.to_dict(orient="records")
+        ]
         for r in records:
             r["host"] = str(r["host"])
         return {
@@ -159,7 +151,7 @@ class StragglerSnapshot:
             "n_hosts": self.n_hosts,
             "n_hosts_ranked": self.n_hosts_ranked,
             "n_levels": self.n_levels,
-            "fleet_centre": clean(self.fleet_centre),
+            "fleet_centre": json_safe(self.fleet_centre, infinity="null"),
             "hist_edges": list(HIST_EDGES),
             "histograms": self.histograms,
             "hosts": records,

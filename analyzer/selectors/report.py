@@ -4,7 +4,6 @@ redacted properties and warnings, the other stored attempts of the app, and the 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -14,6 +13,8 @@ from django.db.models import F, Prefetch
 
 from analysis.metrics import metric_definitions
 from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicResult, Severity, StageSummary
+from appmodel.coerce import is_number, opt_int, opt_str
+from appmodel.formatting import json_text
 
 # Stage table columns a user may sort by (query parameter value -> model field).
 STAGE_SORT_FIELDS: Final[dict[str, str]] = {
@@ -88,9 +89,9 @@ def _metric_label(key: str) -> str:
 
 
 def _scalar(value: Any) -> float | int | str | None:
-    if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
+    if value is None or is_number(value):
         return value
-    return value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+    return json_text(value)
 
 
 def metric_help() -> list[tuple[str, str, str]]:
@@ -129,7 +130,7 @@ def _metric_notes(app: AnalyzedApp) -> list[str]:
     notes = app.metrics.get("notes") if isinstance(app.metrics, dict) else None
     if not notes:
         return []
-    return [as_text(note) for note in (notes if isinstance(notes, list) else [notes])]
+    return [json_text(note) for note in (notes if isinstance(notes, list) else [notes])]
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,11 +158,6 @@ def stage_sort_key(requested: str) -> str:
     """The requested stage sort if it is a known column (optionally "-"-prefixed), else the default."""
     column = requested.removeprefix("-")
     return requested if column in STAGE_SORT_FIELDS else DEFAULT_STAGE_SORT
-
-
-def as_text(value: Any) -> str:
-    """A stored JSON value as the report shows it: a string as is, anything else as compact JSON."""
-    return value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
 
 
 def executor_order(executor: ExecutorSummary) -> tuple[int, int, str]:
@@ -204,8 +200,8 @@ def app_report(*, pk: int, stage_sort: str = DEFAULT_STAGE_SORT) -> AppReport | 
         removed_executors=[e for e in executors if e.removed_reason],
         metrics=app_metrics(app),
         metric_notes=_metric_notes(app),
-        properties=sorted((str(key), as_text(value)) for key, value in properties.items()),
-        warnings=[as_text(w) for w in warnings if w not in (None, "")],
+        properties=sorted((str(key), json_text(value)) for key, value in properties.items()),
+        warnings=[json_text(w) for w in warnings if w not in (None, "")],
         stage_sort=sort,
         yarn=yarn_view(app.yarn),
     )
@@ -280,35 +276,21 @@ def _is_web_url(url: str) -> bool:
     return parts.scheme.lower() in {"http", "https"} and bool(parts.netloc)
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _integer(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
-
-
 def yarn_view(yarn: Any) -> YarnView | None:
     """The stored ResourceManager view of an app, or None when there is none; ill-typed values become None."""
     if not isinstance(yarn, dict) or not yarn:
         return None
     tags = yarn.get("tags")
     return YarnView(
-        queue=_text(yarn.get("queue")),
-        user=_text(yarn.get("user")),
-        final_status=_text(yarn.get("final_status")),
-        state=_text(yarn.get("state")),
-        started_ms=_integer(yarn.get("started_ms")),
-        finished_ms=_integer(yarn.get("finished_ms")),
-        elapsed_ms=_integer(yarn.get("elapsed_ms")),
-        memory_mb_seconds=_integer(yarn.get("memory_mb_seconds")),
-        vcore_seconds=_integer(yarn.get("vcore_seconds")),
-        tracking_url=_text(yarn.get("tracking_url")),
+        queue=opt_str(yarn.get("queue")) or None,
+        user=opt_str(yarn.get("user")) or None,
+        final_status=opt_str(yarn.get("final_status")) or None,
+        state=opt_str(yarn.get("state")) or None,
+        started_ms=opt_int(yarn.get("started_ms")),
+        finished_ms=opt_int(yarn.get("finished_ms")),
+        elapsed_ms=opt_int(yarn.get("elapsed_ms")),
+        memory_mb_seconds=opt_int(yarn.get("memory_mb_seconds")),
+        vcore_seconds=opt_int(yarn.get("vcore_seconds")),
+        tracking_url=opt_str(yarn.get("tracking_url")) or None,
         tags=[t for t in tags if isinstance(t, str)] if isinstance(tags, list) else [],
     )

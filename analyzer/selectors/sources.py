@@ -12,7 +12,7 @@ from django.db.models import Count, F, Min, Q, Window
 from django.db.models.functions import RowNumber
 
 from analyzer.models import AppClaim, ClaimState, Cluster, Source
-from analyzer.selectors.report import as_text
+from appmodel.formatting import json_text
 from appmodel.redaction import MASK, mask_secrets
 
 PENDING_STATES: Final = (ClaimState.RETRY, ClaimState.CLAIMED)
@@ -33,7 +33,7 @@ def source_params_shown(source: Source) -> list[tuple[str, str]]:
             shown.append((str(name), MASK))
             continue
         items = value if isinstance(value, list) else [value]
-        text = ", ".join(as_text(v) if not isinstance(v, bool) else ("yes" if v else "no") for v in items)
+        text = ", ".join(json_text(v) if not isinstance(v, bool) else ("yes" if v else "no") for v in items)
         shown.append((str(name), _masked(text, secrets)))
     return shown
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from appmodel.formatting import format_duration, format_ratio
 from appmodel.mapreduce import MapReduceApp, MRPhase
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.mapreduce.common import (
@@ -19,7 +20,6 @@ from heuristics.mapreduce.common import (
     select_tasks,
 )
 from heuristics.severity import Ascending
-from heuristics.units import format_duration, format_ratio
 
 
 class GcConfig(HeuristicConfig, frozen=True):

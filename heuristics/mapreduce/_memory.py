@@ -6,7 +6,9 @@ from typing import ClassVar
 
 import numpy as np
 
+from appmodel.formatting import format_bytes, format_duration, format_percent
 from appmodel.mapreduce import MapReduceApp, MRPhase
+from appmodel.units import MIB
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.mapreduce.common import (
     MAPREDUCE,
@@ -21,7 +23,6 @@ from heuristics.mapreduce.common import (
     select_tasks,
 )
 from heuristics.severity import Ascending, Descending
-from heuristics.units import MIB, format_bytes, format_duration, format_percent
 
 
 class MemoryConfig(HeuristicConfig, frozen=True):

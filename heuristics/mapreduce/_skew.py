@@ -6,6 +6,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from appmodel.formatting import format_bytes, format_duration, format_ratio
 from appmodel.mapreduce import MapReduceApp, MRPhase, MRTaskColumns
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.mapreduce.common import (
@@ -22,7 +23,6 @@ from heuristics.mapreduce.common import (
     two_groups,
 )
 from heuristics.severity import Ascending
-from heuristics.units import format_bytes, format_duration, format_ratio
 
 
 class SkewConfig(HeuristicConfig, frozen=True):

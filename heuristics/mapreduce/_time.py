@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from appmodel.formatting import format_duration
 from appmodel.mapreduce import MapReduceApp, MRPhase
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.mapreduce.common import (
@@ -18,7 +19,6 @@ from heuristics.mapreduce.common import (
     select_tasks,
 )
 from heuristics.severity import Ascending, Descending
-from heuristics.units import format_duration
 
 
 class TimeConfig(HeuristicConfig, frozen=True):

@@ -11,9 +11,9 @@ import numpy as np
 import numpy.typing as npt
 
 from appmodel.mapreduce import MapReduceApp, MRJobStatus, MRPhase, MRPhaseKind
+from appmodel.units import MIB, parse_hadoop_size
 from heuristics.base import Heuristic, HeuristicResult, Observed
 from heuristics.severity import Severity, Thresholds
-from heuristics.units import MIB
 
 MAPREDUCE: tuple[str, ...] = ("mapreduce",)
 MIN_MS = 60_000
@@ -157,18 +157,13 @@ def conf_int(app: MapReduceApp, keys: Sequence[str], warnings: list[tuple[str, s
     return None
 
 
-_SIZE_SUFFIXES = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
-
-
 def conf_bytes(app: MapReduceApp, key: str, warnings: list[tuple[str, str]]) -> int | None:
     """A Hadoop size property (``dfs.blocksize``: bytes, or a k/m/g/t/p suffix) in bytes; None when unset."""
     raw = app.conf_value(key)
     if raw is None or not raw.strip():
         return None
-    text = raw.strip().lower()
-    scale = _SIZE_SUFFIXES.get(text[-1], 1)
     try:
-        value = int(text[:-1] if scale > 1 else text) * scale
+        value = parse_hadoop_size(raw)
     except ValueError:
         warnings.append(("Warning", f"{key} = {raw[:80]!r} is not a size; ignored"))
         return None

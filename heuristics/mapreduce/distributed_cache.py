@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+from appmodel.formatting import format_bytes
 from appmodel.mapreduce import MapReduceApp
+from appmodel.units import MIB
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.mapreduce.common import MAPREDUCE
 from heuristics.registry import register
 from heuristics.severity import Severity
-from heuristics.units import MIB, format_bytes
 
 # (what, files key, sizes key), newest names first; Hadoop 1 used the mapred.* names.
 CACHE_KEYS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (

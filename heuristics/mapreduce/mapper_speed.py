@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from appmodel.formatting import format_bytes, format_duration
 from appmodel.mapreduce import MapReduceApp
+from appmodel.units import MIB
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.mapreduce.common import (
     MAPREDUCE,
@@ -16,7 +18,6 @@ from heuristics.mapreduce.common import (
 )
 from heuristics.registry import register
 from heuristics.severity import Ascending, Descending
-from heuristics.units import MIB, format_bytes, format_duration
 
 
 @register

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from appmodel.formatting import format_ratio
 from appmodel.mapreduce import MapReduceApp
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.mapreduce.common import (
@@ -14,7 +15,6 @@ from heuristics.mapreduce.common import (
 )
 from heuristics.registry import register
 from heuristics.severity import Ascending
-from heuristics.units import format_ratio
 
 
 @register

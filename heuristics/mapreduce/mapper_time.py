@@ -1,10 +1,10 @@
 from __future__ import annotations
 
+from appmodel.formatting import format_bytes
 from appmodel.mapreduce import MapReduceApp, MRPhase
 from heuristics.mapreduce._time import TimeBase
 from heuristics.mapreduce.common import mean, select_tasks
 from heuristics.registry import register
-from heuristics.units import format_bytes
 
 
 @register

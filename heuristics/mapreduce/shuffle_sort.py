@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import math
 
+from appmodel.formatting import format_duration, format_ratio
 from appmodel.mapreduce import MapReduceApp
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.mapreduce.common import (
@@ -18,7 +19,6 @@ from heuristics.mapreduce.common import (
 )
 from heuristics.registry import register
 from heuristics.severity import Ascending
-from heuristics.units import format_duration, format_ratio
 
 
 @register

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from appmodel.formatting import format_duration
 from appmodel.spark import Executor, SparkApp, StageAttempt
+from appmodel.units import parse_size
 from heuristics.spark.table import task_table, weighted_bincount
-from heuristics.units import format_duration, parse_size
 
 SPARK: tuple[str, ...] = ("spark",)
 MIN_MS = 60_000

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+from appmodel.formatting import format_bytes
 from appmodel.spark import SparkApp
+from appmodel.units import GIB
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
@@ -13,7 +15,6 @@ from heuristics.spark.common import (
     local_mode,
     spark_version_at_least,
 )
-from heuristics.units import GIB, format_bytes
 
 KRYO = "org.apache.spark.serializer.KryoSerializer"
 

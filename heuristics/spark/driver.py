@@ -1,12 +1,13 @@
 from __future__ import annotations
 
+from appmodel.formatting import format_bytes, format_duration, format_percent, format_ratio
 from appmodel.spark import SparkApp
+from appmodel.units import GIB, MIB
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import MIN_MS, NO_EXECUTOR_METRICS, SPARK, conf_bytes, conf_int, local_mode, peak
 from heuristics.spark.configuration import overhead_bytes
-from heuristics.units import GIB, MIB, format_bytes, format_duration, format_percent, format_ratio
 
 
 @register

@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from appmodel.formatting import format_bytes, format_duration, format_ratio
 from appmodel.spark import SparkApp
+from appmodel.units import MIB
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import MIN_MS, SPARK, executor_sums, task_executors
 from heuristics.spark.table import Floats
-from heuristics.units import MIB, format_bytes, format_duration, format_ratio
 
 
 @register

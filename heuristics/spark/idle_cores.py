@@ -2,13 +2,13 @@ from __future__ import annotations
 
 import re
 
+from appmodel.formatting import format_duration, format_percent
 from appmodel.spark import Executor, SparkApp
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending
 from heuristics.spark.common import MIN_MS, SPARK, conf_int, executors_counted, task_executors
 from heuristics.spark.table import task_table
-from heuristics.units import format_duration, format_percent
 
 LOCAL_THREADS = re.compile(r"^local\[(\d+)")
 

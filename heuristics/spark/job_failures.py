@@ -1,12 +1,12 @@
 from __future__ import annotations
 
+from appmodel.formatting import format_percent
 from appmodel.spark import JobStatus, SparkApp
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import SPARK, ratio
 from heuristics.spark.failures import task_outcomes_by_stage
-from heuristics.units import format_percent
 
 
 @register

@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from appmodel.formatting import format_bytes
 from appmodel.spark import SparkApp
+from appmodel.units import GIB
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import SPARK
 from heuristics.spark.table import task_table
-from heuristics.units import GIB, format_bytes
 
 KINDS = {"input": "input_bytes", "shuffle read": "shuffle_read_bytes", "shuffle write": "shuffle_write_bytes"}
 

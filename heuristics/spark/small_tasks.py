@@ -2,13 +2,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from appmodel.formatting import format_duration
 from appmodel.spark import SparkApp, TaskStatus
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Descending, Severity
 from heuristics.spark.common import SPARK, stage_tasks_counted
 from heuristics.spark.table import task_table
-from heuristics.units import format_duration
 
 
 @register

@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from appmodel.formatting import format_bytes, format_ratio
 from appmodel.spark import SparkApp
+from appmodel.units import MIB
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import SPARK, stage_tasks_counted
 from heuristics.spark.table import task_table
-from heuristics.units import MIB, format_bytes, format_ratio
 
 # Ways a stage processes data; spill is judged against the largest.
 PROCESSED = ("input_bytes", "shuffle_read_bytes", "shuffle_write_bytes", "output_bytes")

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from appmodel.formatting import format_percent
 from appmodel.spark import SparkApp, StageStatus
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
@@ -7,7 +8,6 @@ from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import SPARK, ratio, stage_tasks_counted
 from heuristics.spark.failures import task_outcomes_by_stage_attempt
 from heuristics.spark.table import task_table
-from heuristics.units import format_percent
 
 
 @register

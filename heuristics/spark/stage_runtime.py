@@ -2,13 +2,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from appmodel.formatting import format_duration
 from appmodel.spark import SparkApp
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import MIN_MS, SPARK, stage_tasks_counted
 from heuristics.spark.table import task_table
-from heuristics.units import format_duration
 
 
 @register

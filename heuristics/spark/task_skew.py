@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from appmodel.formatting import format_bytes, format_duration, format_ratio
 from appmodel.spark import SparkApp, TaskStatus
+from appmodel.units import MIB
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import SPARK, stage_tasks_counted
 from heuristics.spark.table import Floats, task_table
-from heuristics.units import MIB, format_bytes, format_duration, format_ratio
 
 
 def max_to_median(top: Floats, median: Floats) -> Floats:

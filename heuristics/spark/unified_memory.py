@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+from appmodel.formatting import format_bytes, format_percent
 from appmodel.spark import Executor, SparkApp
+from appmodel.units import GIB, MIB
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Descending, Severity
@@ -15,7 +17,6 @@ from heuristics.spark.common import (
     task_executors,
     too_short_for_memory_advice,
 )
-from heuristics.units import GIB, MIB, format_bytes, format_percent
 
 
 def unified_peak(executor: Executor) -> int | None:

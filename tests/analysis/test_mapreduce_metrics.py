@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from analysis.metrics import GIB, MIB, MS_PER_HOUR, metric_definitions
+from analysis.metrics import MS_PER_HOUR, metric_definitions
 from analysis.metrics_mapreduce import MapReduceMetrics, compute_mapreduce_metrics, mapreduce_metric_definitions
 from appmodel.mapreduce import MapReduceApp, MRJobStatus, MRPhase, MRPhaseKind, MRTaskColumns, MRTaskStatus
+from appmodel.units import GIB, MIB
 
 S = 1_700_000_000_000  # job submit
 OK, FAILED = int(MRTaskStatus.SUCCEEDED), int(MRTaskStatus.FAILED)

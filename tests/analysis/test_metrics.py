@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.metrics import GIB, MIB, MS_PER_HOUR, AppMetrics, compute_metrics, metric_definitions, parse_size
+from analysis.metrics import MS_PER_HOUR, AppMetrics, compute_metrics, metric_definitions
 from appmodel import (
     AppStatus,
     Environment,
@@ -17,6 +17,7 @@ from appmodel import (
     TaskColumns,
     TaskStatus,
 )
+from appmodel.units import GIB, MIB, parse_size_or_none
 
 START = 1_700_000_000_000
 HOUR = MS_PER_HOUR
@@ -298,7 +299,7 @@ def test_an_unreadable_memory_setting_falls_back_to_the_default_with_a_note() ->
     [("4g", "m", 4 * GIB), ("512", "m", 512 * MIB), ("2GB", "b", 2 * GIB), (" 100k ", "b", 102_400), ("x", "m", None)],
 )
 def test_spark_size_strings_parse_like_spark(text: str, unit: str, expected: int | None) -> None:
-    assert parse_size(text, unit) == expected
+    assert parse_size_or_none(text, unit) == expected
 
 
 def test_every_metric_has_a_definition_and_to_dict_has_every_field() -> None:

@@ -4,8 +4,6 @@ the only HTML built here comes from ``format_html`` with fixed markup.
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -18,12 +16,23 @@ from django.utils.safestring import SafeString
 
 from analyzer.models import Severity
 from analyzer.selectors.report import MetricValue
+from appmodel.coerce import opt_finite
+from appmodel.formatting import (
+    MISSING,
+    page_bytes,
+    page_count,
+    page_duration,
+    page_duration_s,
+    page_gb_hours,
+    page_mebibytes,
+    page_percent,
+    page_share,
+    page_value,
+)
 from webui.forms import DEFAULT_SORT, SORT_KEYS
 from webui.help import inline_segments
 
 register = template.Library()
-
-MISSING: Final = "—"
 
 # One shape per level, so severity reads without colour too (the label is always shown as well).
 _SHAPES: Final[dict[int, str]] = {
@@ -36,36 +45,16 @@ _SHAPES: Final[dict[int, str]] = {
 }
 
 
-def _number(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
-
-
-@register.filter
-def duration(ms: Any) -> str:
-    """Milliseconds as "850 ms", "12.5 s", "3 min 12 s" or "2 h 5 min"."""
-    value = _number(ms)
-    if value is None:
-        return MISSING
-    if abs(value) < 1000:
-        return f"{round(value)} ms"
-    if abs(value) < 60_000:
-        return f"{value / 1000:.1f} s"
-    hours, rest = divmod(round(value / 1000), 3600)
-    minutes, seconds = divmod(rest, 60)
-    return f"{hours} h {minutes} min" if hours else f"{minutes} min {seconds} s"
-
-
-@register.filter
-def duration_s(seconds: Any) -> str:
-    """Seconds written as :func:`duration` writes milliseconds."""
-    value = _number(seconds)
-    return MISSING if value is None else duration(value * 1000)
+# The pages' number formats are appmodel.formatting's page family, registered under the names templates use.
+register.filter("duration", page_duration)
+register.filter("duration_s", page_duration_s)
+register.filter("gb_hours", page_gb_hours)
+register.filter("percent", page_percent)
+register.filter("share_of", page_share)
+register.filter("data_size", page_bytes)
+register.filter("mebibytes", page_mebibytes)
+register.filter("count", page_count)
+register.filter("plain", page_value)
 
 
 @register.filter
@@ -74,94 +63,29 @@ def ago(moment: Any) -> str:
     if not isinstance(moment, datetime):
         return MISSING
     seconds = max(0.0, (timezone.now() - moment).total_seconds())
-    return f"{duration_s(seconds)} ago"
+    return f"{page_duration_s(seconds)} ago"
 
 
 @register.filter
 def elapsed(start: Any, end: Any) -> str:
-    """The time from ``start`` to ``end`` (datetimes), as :func:`duration` writes it."""
+    """The time from ``start`` to ``end`` (datetimes), as the ``duration`` filter writes it."""
     if not isinstance(start, datetime) or not isinstance(end, datetime):
         return MISSING
-    return duration((end - start).total_seconds() * 1000)
-
-
-@register.filter
-def gb_hours(value: Any) -> str:
-    number = _number(value)
-    return MISSING if number is None else f"{number:,.3f} GB·h"
-
-
-@register.filter
-def percent(ratio: Any) -> str:
-    number = _number(ratio)
-    return MISSING if number is None else f"{100 * number:.1f} %"
-
-
-@register.filter
-def share_of(part: Any, whole: Any) -> str:
-    """``part`` as a percentage of ``whole``, or "" when undefined."""
-    part_number, whole_number = _number(part), _number(whole)
-    if part_number is None or not whole_number:
-        return ""
-    return f"{100 * part_number / whole_number:.1f} %"
-
-
-@register.filter
-def data_size(value: Any) -> str:
-    number = _number(value)
-    if number is None:
-        return MISSING
-    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if abs(number) >= scale:
-            return f"{number / scale:.1f} {unit}"
-    return f"{int(number)} B"
-
-
-@register.filter
-def mebibytes(value: Any) -> str:
-    """A size given in MiB (YARN's "MB"), as :func:`data_size` writes bytes."""
-    number = _number(value)
-    return MISSING if number is None else data_size(number * (1 << 20))
-
-
-@register.filter
-def count(value: Any) -> str:
-    number = _number(value)
-    if number is None:
-        return MISSING
-    return f"{int(number):,}" if number.is_integer() else f"{number:,.3g}"
-
-
-@register.filter
-def plain(value: Any) -> str:
-    """Any stored JSON value as one line of text (numbers rounded for reading)."""
-    if value is None or value == "":
-        return MISSING
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return "∞" if value > 0 else "-∞" if value < 0 else "n/a"
-        if value.is_integer() or abs(value) >= 10_000:
-            return f"{value:,.0f}"
-        return f"{value:.4g}" if abs(value) >= 0.001 else f"{value:.2e}"
-    if isinstance(value, str):
-        return {"inf": "∞", "-inf": "-∞"}.get(value, value)  # stored JSON spells infinities as strings
-    if isinstance(value, list | tuple) and all(not isinstance(v, dict | list) for v in value):
-        return ", ".join(plain(v) for v in value)
-    if isinstance(value, dict) and all(not isinstance(v, dict | list) for v in value.values()):
-        return ", ".join(f"{key} {plain(v)}" for key, v in value.items())
-    return json.dumps(value, default=str, ensure_ascii=False)
+    return page_duration((end - start).total_seconds() * 1000)
 
 
 @register.filter
 def metric(value: MetricValue) -> str:
-    formatters = {"ms": duration, "gb_hours": gb_hours, "ratio": percent, "bytes": data_size, "count": count}
+    formatters = {
+        "ms": page_duration,
+        "gb_hours": page_gb_hours,
+        "ratio": page_percent,
+        "bytes": page_bytes,
+        "count": page_count,
+    }
     if value.value is None:
         return MISSING
-    return formatters.get(value.unit, plain)(value.value)
+    return formatters.get(value.unit, page_value)(value.value)
 
 
 def _stage_ref(ref: Any) -> tuple[str, str]:
@@ -191,7 +115,7 @@ class FindingRows:
 
 
 def _is_four_thresholds(value: Any) -> bool:
-    return isinstance(value, list) and len(value) == 4 and all(_number(v) is not None for v in value)
+    return isinstance(value, list) and len(value) == 4 and all(opt_finite(v) is not None for v in value)
 
 
 @register.filter
@@ -328,20 +252,20 @@ def _signed(number: float, magnitude: str) -> str:
     return f"+{magnitude}" if number > 0 else f"-{magnitude}" if number < 0 else magnitude
 
 
-_CHANGE_FORMATS: Final = {"duration": duration, "gb_hours": gb_hours, "count": count}
+_CHANGE_FORMATS: Final = {"duration": page_duration, "gb_hours": page_gb_hours, "count": page_count}
 
 
 @register.simple_tag
 def change(difference: Any, kind: str = "count") -> SafeString:
     """A difference ``b - a`` with a word saying which way it went, not only a colour: more time, resources, score
     or severity is worse. ``kind`` is "duration", "gb_hours", "count" or "severity"."""
-    number = _number(difference)
+    number = opt_finite(difference)
     if number is None:
         return format_html('<span class="delta delta-unknown">{}</span>', MISSING)
     if kind == "severity":
         magnitude = f"{abs(int(number))} level{'s' if abs(number) != 1 else ''}" if number else "same"
     else:
-        magnitude = _CHANGE_FORMATS.get(kind, count)(abs(number))
+        magnitude = _CHANGE_FORMATS.get(kind, page_count)(abs(number))
     # GB-hours print with three decimals: a change too small to print is no change.
     if number == 0 or magnitude in ("0 ms", "0.000 GB·h", "0"):
         return format_html(
@@ -371,7 +295,7 @@ def is_changed(job: Any) -> bool:
     if not getattr(job, "matched", False):
         return True
     values = (job.runtime_ms, job.used_gb_hours, job.wasted_gb_hours, job.score, job.severity)
-    return bool(job.heuristics) or any(_number(v) not in (None, 0.0) for v in values)
+    return bool(job.heuristics) or any(opt_finite(v) not in (None, 0.0) for v in values)
 
 
 @register.filter

@@ -31,6 +31,7 @@ from django.db import DatabaseError
 import heuristics
 from analysis import jobinfo
 from analysis.pipeline import AnalysisReport, HeuristicSuite, analyze
+from appmodel.formatting import terminal_duration, terminal_gb_hours
 from appmodel.mapreduce import MapReduceApp
 from appmodel.redaction import Redactor
 from appmodel.spark import SparkApp
@@ -61,21 +62,6 @@ def printable(text: object) -> str:
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}" for c in value)
 
 
-def _duration(ms: int | None) -> str:
-    if ms is None:
-        return "unknown"
-    seconds = ms / 1000
-    if seconds < 120:
-        return f"{seconds:.1f} s"
-    minutes, secs = divmod(round(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes} min" if hours else f"{minutes} min {secs} s"
-
-
-def _gb_hours(value: float | None) -> str:
-    return "unknown" if value is None else f"{value:.3f} GB-h"
-
-
 def render_text(report: AnalysisReport, stored: str) -> str:
     """A readable verdict: identity, severity and score, findings at MODERATE and above with advice."""
     metrics = report.metrics
@@ -88,12 +74,13 @@ def render_text(report: AnalysisReport, stored: str) -> str:
         f"{printable(report.app_id)}{attempt}: {printable(report.app_name) or '(no name)'}",
         f"  user {printable(report.user) or 'unknown'}, {kind}, "
         f"{report.status}{' (partial log)' if report.partial else ''}, "
-        f"runtime {_duration(metrics.runtime_ms if metrics else None)}",
+        f"runtime {terminal_duration(metrics.runtime_ms if metrics else None)}",
         f"  source {printable(report.source)}",
     ]
     if metrics:
         lines.append(
-            f"  memory used {_gb_hours(metrics.used_gb_hours)}, wasted {_gb_hours(metrics.wasted_gb_hours)}"
+            f"  memory used {terminal_gb_hours(metrics.used_gb_hours)}, "
+            f"wasted {terminal_gb_hours(metrics.wasted_gb_hours)}"
             + (
                 f", needed memory from {_WASTE_BASES.get(metrics.waste_basis, metrics.waste_basis)}"
                 if metrics.waste_basis

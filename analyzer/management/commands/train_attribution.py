@@ -16,6 +16,7 @@ from tqdm import tqdm
 
 from analyzer.attribution import selectors as attribution_data
 from analyzer.attribution.services import DEFAULT_MIN_RUNS, DEFAULT_MIN_TEMPLATES, TooFewRuns, attribution_train
+from appmodel.formatting import terminal_decimal_size
 
 # The steps the service and the library report, in order (analysis.attribution.train's progress callback).
 STEPS: Final = ("frame", "baselines", "fit", "holdout", "done", "store")
@@ -66,7 +67,8 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Stored attribution model version {v.pk}: held-out MARE {v.mare:.3f}, {v.n_runs} runs "
             f"({v.n_train} trained, {v.n_holdout} held out), {v.n_templates} templates "
-            f"({v.n_borrowed} borrowing a baseline), trained in {v.train_seconds:.1f} s, {_size(v.size_bytes)}."
+            f"({v.n_borrowed} borrowing a baseline), trained in {v.train_seconds:.1f} s, "
+            f"{terminal_decimal_size(v.size_bytes)}."
         )
         if trained.serving:
             self.stdout.write(f"It serves: its MARE passes the bar of {bar_text} (HINDSIGHT_ATTRIBUTION_MAX_MARE).")
@@ -76,7 +78,3 @@ class Command(BaseCommand):
             )
         if trained.pruned:
             self.stdout.write(f"Pruned {trained.pruned} older version(s).")
-
-
-def _size(n: int) -> str:
-    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB"
