@@ -1,7 +1,7 @@
 """The Hosts page: the latest straggler-host snapshot of a cluster and window, and one host's detail.
 
 Cluster, window, host and page are GET parameters, so every view is a shareable URL. Reads come from
-``analyzer.hosts.services``; this module only picks what to show and shapes the charts' data.
+``analyzer.hosts.selectors`` (typed host records); this module only picks what to show and shapes the charts' data.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Final
 from urllib.parse import urlencode
 
+import msgspec
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -16,11 +17,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from analyzer.hosts import selectors as host_selectors
-from analyzer.models import HostRankingSnapshot
+from analyzer.hosts.schema import HostRecord
+from analyzer.stored_results import UnreadableResult
 
 HOSTS_PER_PAGE: Final = 100
 MAX_STRAGGLER_CHARTS: Final = 12  # each straggler's histogram is a chart; more are listed in the table only
 TREND_POINTS: Final = 48
+RERANK: Final = "The next ranking replaces it (hourly, or now with manage.py rank_hosts)."
 
 # The candidate distributions (analysis.hosts.fit.FAMILIES) in words.
 FAMILY_NAMES: Final = {
@@ -98,7 +101,11 @@ def hosts(request: HttpRequest) -> HttpResponse:
     }
     if not clusters:
         return render(request, "webui/hosts.html", context)
-    snapshot = host_selectors.latest_snapshot(cluster, window)
+    try:
+        snapshot = host_selectors.latest_snapshot(cluster, window)
+    except UnreadableResult as error:
+        context["unreadable"] = error.sentence(RERANK)
+        return render(request, "webui/hosts.html", context, status=503)
     if snapshot is None:
         context["missing"] = True
         return render(request, "webui/hosts.html", context, status=404)
@@ -108,7 +115,7 @@ def hosts(request: HttpRequest) -> HttpResponse:
         return _host_detail(request, snapshot, host, context)
     only_stragglers = request.GET.get("only") == "stragglers"
     records = host_selectors.snapshot_hosts(snapshot)
-    stragglers = [r for r in records if r.get("straggler")]
+    stragglers = [r for r in records if r.straggler]
     shown = stragglers if only_stragglers else records
     page = Paginator(shown, HOSTS_PER_PAGE).get_page(request.GET.get("page"))
     charts = []
@@ -119,7 +126,7 @@ def hosts(request: HttpRequest) -> HttpResponse:
                 "id": f"straggler-{i + 1}",
                 "host": _row(record, cluster, window),
                 "histogram": histogram,
-                "data": histogram_chart(histogram, str(record["host"]), record.get("family")),
+                "data": histogram_chart(histogram, record.host, record.family),
             }
         )
     context |= {
@@ -138,18 +145,18 @@ def host_url(cluster: str, window: str, host: str) -> str:
     return reverse("webui:hosts") + "?" + urlencode({"cluster": cluster, "window": window, "host": host})
 
 
-def _row(record: dict[str, Any], cluster: str, window: str) -> dict[str, Any]:
+def _row(record: HostRecord, cluster: str, window: str) -> dict[str, Any]:
     """A host's record with what the templates print (the family in words, its detail's URL)."""
-    family = record.get("family")
+    family = record.family
     return {
-        **record,
+        **msgspec.structs.asdict(record),
         "family_name": FAMILY_NAMES.get(family or "", family or ""),
-        "url": host_url(cluster, window, str(record.get("host"))),
+        "url": host_url(cluster, window, record.host),
     }
 
 
 def _host_detail(
-    request: HttpRequest, snapshot: HostRankingSnapshot, host: str, context: dict[str, Any]
+    request: HttpRequest, snapshot: host_selectors.HostSnapshot, host: str, context: dict[str, Any]
 ) -> HttpResponse:
     context["host"] = host
     trend = host_selectors.host_trend(host, context["cluster"], limit=TREND_POINTS)
@@ -172,7 +179,7 @@ def _host_detail(
             "id": "host-histogram-chart",
             "host": row,
             "histogram": histogram,
-            "data": histogram_chart(histogram, host, record.get("family")),
+            "data": histogram_chart(histogram, host, record.family),
         },
     }
     return render(request, "webui/hosts_detail.html", context)

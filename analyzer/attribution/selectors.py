@@ -64,6 +64,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 from django.conf import settings
@@ -71,7 +72,9 @@ from django.db.models import Count, F, Max, Min, OuterRef, Q, QuerySet, Subquery
 from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
+from analyzer.attribution import schema
 from analyzer.models import AnalyzedApp, AppType, ExecutorSummary, HeuristicResult, StageSummary
+from analyzer.stored_results import typed
 
 if TYPE_CHECKING:
     import pandas as pd  # type: ignore[import-untyped]
@@ -388,7 +391,7 @@ NO_MODEL = "No attribution model is trained yet: run manage.py train_attribution
 class AppAttribution:
     """One app's "why slower than usual" answer, or why there is none (``reason``; ``warning`` when a failure)."""
 
-    explanation: dict[str, Any] | None = None
+    explanation: schema.Explanation | None = None
     reason: str = ""
     warning: bool = False
     version_id: int | None = None
@@ -404,7 +407,7 @@ class AppAttribution:
             "model_version": self.version_id,
             "slower_than_usual": self.slower if self.explanation is not None else None,
             "notes": list(self.notes),
-            "explanation": self.explanation,
+            "explanation": msgspec.to_builtins(self.explanation),
             "baseline_runs": self.baseline_runs,
         }
 
@@ -447,7 +450,8 @@ def _app_attribution(app: AnalyzedApp) -> AppAttribution:
     frame = runs_frame(AnalyzedApp.objects.filter(pk=app.pk))
     features = [c for c in frame.columns if c in model.features or c in ("template", "runtime", "run_id")]
     [exp] = explain(model, frame[features])
-    result = AppAttribution(explanation=exp.to_dict(), version_id=version.pk)
+    # Strictly through the schema: a library change that breaks the answer's shape fails here (and in tests).
+    result = AppAttribution(explanation=typed(exp.to_dict(), schema.Explanation), version_id=version.pk)
     result.slower = exp.actual_s > exp.baseline_s * (1 + AS_USUAL)
     b = model.baselines
     idx = b.index.get(app.template)

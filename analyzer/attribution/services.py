@@ -2,8 +2,9 @@
 
 Used by ``manage.py train_attribution`` and the daily Celery beat task ``analyzer.tasks.train_attribution_task``.
 The frame comes from ``analyzer.attribution.selectors``; the model from the Django-free ``analysis.attribution``.
-After storing, versions beyond the newest ``HINDSIGHT_ATTRIBUTION_KEEP_VERSIONS`` are deleted, except the one
-serving (a newer version that misses the MARE bar must not take the serving one away).
+A version's ``params``, ``features`` and ``confidence`` are checked against ``analyzer.attribution.schema`` before
+it is written. After storing, versions beyond the newest ``HINDSIGHT_ATTRIBUTION_KEEP_VERSIONS`` are deleted, except
+the one serving (a newer version that misses the MARE bar must not take the serving one away).
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from analyzer.attribution import schema
 from analyzer.attribution import selectors as attribution_data
 from analyzer.models import AttributionModelVersion
+from analyzer.stored_results import validated
 
 # The least history worth a model: with fewer runs the held-out split (20%) is too small to judge its MARE.
 DEFAULT_MIN_RUNS = 20
@@ -92,8 +95,8 @@ def attribution_train(
         version = AttributionModelVersion.objects.create(
             created_at=now or timezone.now(),
             format_version=int(summary["format_version"]),
-            params=summary["params"],
-            features=summary["features"],
+            params=validated(summary["params"], schema.ForestParams),
+            features=validated(summary["features"], list[str]),
             window_days=days or None,
             window_start=dt.datetime.fromisoformat(bounds[0]) if bounds else None,
             window_end=dt.datetime.fromisoformat(bounds[1]) if bounds else None,
@@ -105,7 +108,7 @@ def attribution_train(
             n_borrowed=int(model.baselines.borrowed.sum()),
             train_seconds=float(model.train_seconds),
             size_bytes=len(blob),
-            confidence=summary["confidence"],
+            confidence=validated(summary["confidence"], schema.ConfidenceThresholds),
             blob=blob,
         )
         pruned = prune()

@@ -8,8 +8,10 @@ cluster, ended before it, ``REFERENCE_RUNS`` at most, ``REFERENCE_MIN_RUNS`` at 
 enough runs the library falls back to peers, with its warning. MapReduce jobs have no executors: nothing is
 stored. A failure here never fails the store: it rolls back to a savepoint and becomes a warning on the app.
 
-Read side: ``analyzer.executors.selectors``; the panel and the API answer are shaped in
-``webui.presenters.executors``.
+What is stored is typed in ``analyzer.executors.schema`` and checked against it before it is written
+(``analyzer.stored_results.validated``): a shape the schema does not describe fails the store (a warning on the
+app, and the tests), never a page. Read side: ``analyzer.executors.selectors``; the panel and the API answer are
+shaped in ``webui.presenters.executors``.
 """
 
 from __future__ import annotations
@@ -18,10 +20,13 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+import msgspec
 from django.db import transaction
 
 from analysis.pipeline import AnalysisReport, plain
+from analyzer.executors import schema
 from analyzer.models import AnalyzedApp, AppType, ExecutorAnomalyReport
+from analyzer.stored_results import UnreadableResult, decode, validated
 
 if TYPE_CHECKING:
     import pandas as pd  # type: ignore[import-untyped]
@@ -79,7 +84,9 @@ def _store(app: AnalyzedApp, kept: Mapping[str, Any]) -> ExecutorAnomalyReport:
             "warnings": ["the executor features could not be computed (see the app's warnings)"],
             "params": {},
         }
-        return ExecutorAnomalyReport.objects.create(app=app, model="none", ranking=unranked)
+        return ExecutorAnomalyReport.objects.create(
+            app=app, model="none", ranking=validated(unranked, schema.ExecutorRanking)
+        )
     rows = list(kept.get("features") or [])
     frame = features_frame(rows)
     notes: list[str] = []
@@ -102,18 +109,21 @@ def _store(app: AnalyzedApp, kept: Mapping[str, Any]) -> ExecutorAnomalyReport:
     ranking = rank_executors(frame, reference=reference, min_executors=MIN_EXECUTORS)
     result = ranking.to_dict()
     result["warnings"] = [*notes, *result["warnings"]]
+    series = _json(kept.get("series") or {})
     return ExecutorAnomalyReport.objects.create(
         app=app,
         model=ranking.model,
-        features=_json(rows),
-        series=_json(kept.get("series") or {}),
-        ranking=_json(result),
+        features=validated(_json(rows), list[schema.ExecutorFeatureRow]),
+        series=validated(series, schema.TaskSeries) if series else series,  # {}: no series was taken
+        ranking=validated(_json(result), schema.ExecutorRanking),
         reference_apps=reference_ids if ranking.model == "reference" else [],
     )
 
 
 def _reference_runs(app: AnalyzedApp) -> list[tuple[int, list[dict[str, Any]]]]:
-    """(pk, feature rows) of the template's latest runs on the same cluster that ended before ``app``."""
+    """(pk, feature rows) of the template's latest runs on the same cluster that ended before ``app``.
+
+    A run whose stored rows cannot be read is left out (and logged): the others still make the reference."""
     if not app.template:
         return []
     runs = ExecutorAnomalyReport.objects.filter(app__template=app.template, app__end_time__isnull=False)
@@ -121,4 +131,12 @@ def _reference_runs(app: AnalyzedApp) -> list[tuple[int, list[dict[str, Any]]]]:
     if app.end_time is not None:
         runs = runs.filter(app__end_time__lt=app.end_time)
     runs = runs.exclude(app=app).exclude(features=[]).order_by("-app__end_time", "-app_id")
-    return [(pk, features) for pk, features in runs.values_list("app_id", "features")[:REFERENCE_RUNS] if features]
+    found = []
+    for pk, stored in runs.values_list("app_id", "features")[:REFERENCE_RUNS]:
+        try:
+            rows = decode(stored, list[schema.ExecutorFeatureRow], what="executor feature rows", row=pk)
+        except UnreadableResult:
+            continue
+        if rows:
+            found.append((pk, [msgspec.structs.asdict(row) for row in rows]))
+    return found

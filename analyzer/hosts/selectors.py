@@ -1,7 +1,8 @@
 """Straggler hosts in the product, read side: the stored snapshots, a host's record, histogram and trend.
 
 What the Hosts page (``webui.hosts``) and ``/api/v1/hosts`` read; ``analyzer.hosts.services`` ranks and stores the
-snapshots. Snapshot JSON comes from the ranking library (``analysis.hosts``) and is read defensively.
+snapshots. A snapshot's JSON is decoded as ``analyzer.hosts.schema`` (an older row's missing keys take their
+defaults; one that does not decode raises ``UnreadableResult``, logged, which the page and the API report).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from django.db.models import F, Q
 
 from analysis.hosts import fit as fitting
 from analysis.hosts.rank import HIST_EDGES
+from analyzer.hosts import schema
 from analyzer.models import AppHostTasks, Cluster, HostRank, HostRankingSnapshot
+from analyzer.stored_results import decode
 
 # The cluster value for apps analyzed from files (no cluster): not a valid cluster name (a slug), so never ambiguous.
 NO_CLUSTER: Final = "(files)"
@@ -61,9 +64,32 @@ def _snapshots(cluster: str, window: str) -> Any:
     return query.filter(cluster__isnull=True) if cluster == NO_CLUSTER else query.filter(cluster__name=cluster)
 
 
-def latest_snapshot(cluster: str, window: str) -> HostRankingSnapshot | None:
-    """The newest snapshot of one cluster (a name, or ``NO_CLUSTER``) and window."""
-    return _snapshots(cluster, window).select_related("cluster").order_by("-computed_at", "-id").first()
+WHAT = "straggler-host snapshot"
+
+
+@dataclass(frozen=True, slots=True)
+class HostSnapshot:
+    """A stored snapshot with its JSON decoded: the row's own columns, the ranking and its configuration."""
+
+    row: HostRankingSnapshot
+    data: schema.Snapshot
+    config: schema.RankingConfig
+
+
+def read_snapshot(row: HostRankingSnapshot) -> HostSnapshot:
+    """``row`` decoded; ``UnreadableResult`` when its JSON does not decode."""
+    return HostSnapshot(
+        row=row,
+        data=decode(row.snapshot, schema.Snapshot, what=WHAT, row=row),
+        config=decode(row.config, schema.RankingConfig, what=WHAT, row=row),
+    )
+
+
+def latest_snapshot(cluster: str, window: str) -> HostSnapshot | None:
+    """The newest snapshot of one cluster (a name, or ``NO_CLUSTER``) and window, decoded; ``UnreadableResult``
+    when its JSON does not decode."""
+    row = _snapshots(cluster, window).select_related("cluster").order_by("-computed_at", "-id").first()
+    return read_snapshot(row) if row is not None else None
 
 
 def default_choice() -> tuple[str, str] | None:
@@ -83,40 +109,39 @@ def default_choice() -> tuple[str, str] | None:
     return cluster, newest.window
 
 
-def snapshot_facts(snapshot: HostRankingSnapshot) -> dict[str, Any]:
+def snapshot_facts(snapshot: HostSnapshot) -> dict[str, Any]:
     """What a snapshot says about itself (the page's facts, the API's ``snapshot`` object)."""
-    data = snapshot.snapshot or {}
+    row, data, config = snapshot.row, snapshot.data, snapshot.config
     return {
-        "id": snapshot.pk,
-        "cluster": cluster_value(snapshot.cluster),
-        "window": snapshot.window,
-        "window_start": snapshot.window_start,
-        "window_end": snapshot.window_end,
-        "computed_at": snapshot.computed_at,
-        "compute_ms": snapshot.compute_ms,
-        "n_apps": snapshot.n_apps,
-        "n_tasks": snapshot.n_tasks,
-        "n_tasks_ranked": data.get("n_tasks_ranked"),
-        "n_hosts": snapshot.n_hosts,
-        "n_ranked": snapshot.n_ranked,
-        "n_levels": snapshot.n_levels,
-        "n_stragglers": snapshot.n_stragglers,
-        "fleet_centre": data.get("fleet_centre"),
-        "min_host_tasks": (snapshot.config or {}).get("min_host_tasks"),
-        "min_effect": (snapshot.config or {}).get("min_effect"),
-        "alpha": (snapshot.config or {}).get("alpha"),
-        "extreme_z": (snapshot.config or {}).get("extreme_z"),
+        "id": row.pk,
+        "cluster": cluster_value(row.cluster),
+        "window": row.window,
+        "window_start": row.window_start,
+        "window_end": row.window_end,
+        "computed_at": row.computed_at,
+        "compute_ms": row.compute_ms,
+        "n_apps": row.n_apps,
+        "n_tasks": row.n_tasks,
+        "n_tasks_ranked": data.n_tasks_ranked,
+        "n_hosts": row.n_hosts,
+        "n_ranked": row.n_ranked,
+        "n_levels": row.n_levels,
+        "n_stragglers": row.n_stragglers,
+        "fleet_centre": data.fleet_centre,
+        "min_host_tasks": config.min_host_tasks,
+        "min_effect": config.min_effect,
+        "alpha": config.alpha,
+        "extreme_z": config.extreme_z,
     }
 
 
-def snapshot_hosts(snapshot: HostRankingSnapshot) -> list[dict[str, Any]]:
+def snapshot_hosts(snapshot: HostSnapshot) -> list[schema.HostRecord]:
     """Every host's record, slowest level first (unranked hosts last), as the library ordered them."""
-    hosts = (snapshot.snapshot or {}).get("hosts") or []
-    return [h for h in hosts if isinstance(h, dict)]
+    return snapshot.data.hosts
 
 
-def host_record(snapshot: HostRankingSnapshot, host: str) -> dict[str, Any] | None:
-    return next((h for h in snapshot_hosts(snapshot) if h.get("host") == host), None)
+def host_record(snapshot: HostSnapshot, host: str) -> schema.HostRecord | None:
+    return next((h for h in snapshot.data.hosts if h.host == host), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,10 +163,9 @@ class HostHistogram:
         ]
 
 
-def fitted_expected(record: dict[str, Any], edges: Sequence[float], n: int) -> list[float | None]:
+def fitted_expected(record: schema.HostRecord, edges: Sequence[float], n: int) -> list[float | None]:
     """Expected tasks per bin under the host's fitted distribution (``fit.SCIPY``), for drawing over its histogram."""
-    family = record.get("family")
-    loc, scale, shape = record.get("loc"), record.get("scale"), record.get("shape")
+    family, loc, scale, shape = record.family, record.loc, record.scale, record.shape
     nothing: list[float | None] = [None] * (len(edges) - 1)
     if family not in fitting.SCIPY or loc is None or scale is None or not scale > 0:
         return nothing
@@ -155,22 +179,22 @@ def fitted_expected(record: dict[str, Any], edges: Sequence[float], n: int) -> l
     return [round(float(v), 3) if np.isfinite(v) else None for v in pdf * widths * n]
 
 
-def host_histogram(snapshot: HostRankingSnapshot, record: dict[str, Any]) -> HostHistogram:
+def host_histogram(snapshot: HostSnapshot, record: schema.HostRecord) -> HostHistogram:
     """The host's histogram: the snapshot's own (level-0 hosts) or recounted from the window's stored samples."""
-    data = snapshot.snapshot or {}
-    edges = [float(v) for v in data.get("hist_edges") or HIST_EDGES]
-    host = str(record.get("host"))
-    stored = (data.get("histograms") or {}).get(host)
-    n = int(record.get("n_tasks") or 0)
-    if isinstance(stored, list) and len(stored) == len(edges) - 1:
-        counts = [int(c) for c in stored]
+    row, data = snapshot.row, snapshot.data
+    edges = list(data.hist_edges or HIST_EDGES)
+    host = record.host
+    stored = data.histograms.get(host)
+    n = record.n_tasks
+    if stored is not None and len(stored) == len(edges) - 1:
+        counts = list(stored)
         inside = sum(counts)
         return HostHistogram(edges, counts, fitted_expected(record, edges, n), n, 0, n - inside, "snapshot")
     rows = AppHostTasks.objects.filter(
-        cluster_filter(snapshot.cluster_id),
+        cluster_filter(row.cluster_id),
         host=host,
-        end_time__gt=snapshot.window_start,
-        end_time__lte=snapshot.window_end,
+        end_time__gt=row.window_start,
+        end_time__lte=row.window_end,
     ).values_list("z", flat=True)
     parts = [np.frombuffer(bytes(z), dtype="<f4") for z in rows if z]
     z = np.concatenate(parts).astype(np.float64) if parts else np.empty(0)

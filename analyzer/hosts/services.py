@@ -6,8 +6,9 @@ app and host (``AppHostTasks``, written when the app is analyzed) become the ran
 task finishing at its app's end), the per-host cap that bounds long windows' memory, which snapshots are kept, and
 each covered app's ``straggler_task_share``. The ranking itself is ``analysis.hosts.rank_hosts``.
 
-Write side: ``rank_hosts_snapshots`` (``manage.py rank_hosts`` and the hourly beat task). The Hosts page and API
-read through ``analyzer.hosts.selectors``.
+Write side: ``rank_hosts_snapshots`` (``manage.py rank_hosts`` and the hourly beat task); the stored JSON is checked
+against ``analyzer.hosts.schema`` before it is written (``analyzer.stored_results.validated``). The Hosts page and
+API read through ``analyzer.hosts.selectors``.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ from django.db.models import Max
 from django.utils import timezone
 
 from analysis.hosts import RankingConfig, rank_hosts
+from analyzer.hosts import schema
 from analyzer.hosts.selectors import NO_CLUSTER, cluster_filter, parse_window, window_order
 from analyzer.models import AnalyzedApp, AppHostTasks, Cluster, HostRank, HostRankingSnapshot
+from analyzer.stored_results import validated
 
 DEFAULT_WINDOWS: Final = ("24h", "7d")
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -233,8 +236,8 @@ def _rank_one(
             n_ranked=ranked.n_hosts_ranked,
             n_levels=ranked.n_levels,
             n_stragglers=len(stragglers),
-            config=asdict(config),
-            snapshot=data,
+            config=validated(asdict(config), schema.RankingConfig),
+            snapshot=validated(data, schema.Snapshot),
         )
         HostRank.objects.bulk_create(_host_ranks(snapshot, data["hosts"]), batch_size=5000)
         if label == min(configured_windows(), key=window_order):  # the shortest: the ranking right after the app

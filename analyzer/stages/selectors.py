@@ -1,8 +1,9 @@
 """Stage anomaly localization in the product (issue 7), read side: stored results, the templates of a history,
 the runs localization reads and whether newer runs exist.
 
-Returns model rows and typed records; ``webui.presenters.stages`` says them in words. The write side is
-``analyzer.stages.services``.
+Returns model rows and typed records: a row's JSON decoded as ``analyzer.stages.schema`` (an older row's missing
+keys take their defaults; one that does not decode raises ``UnreadableResult``, logged). ``webui.presenters.stages``
+says them in words. The write side is ``analyzer.stages.services``.
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ from dataclasses import dataclass
 from django.db.models import Count, Max, Q, QuerySet
 
 from analyzer.models import AnalyzedApp, StageLocalization
+from analyzer.stages import schema
+from analyzer.stored_results import decode
 
 SUCCEEDED = "SUCCEEDED"
+WHAT = "stage localization"
 
 
 def qualifying_runs() -> QuerySet[AnalyzedApp]:
@@ -30,6 +34,22 @@ class StoredLocalization:
 
     row: StageLocalization
     newest_end: dt.datetime | None
+
+
+@dataclass(frozen=True)
+class Localization:
+    """A stored result's JSON, decoded."""
+
+    result: schema.LocalizationResult
+    runs: dict[str, schema.Run]  # run id -> the stored app it names
+
+
+def localization_of(row: StageLocalization) -> Localization:
+    """``row``'s result and runs; ``UnreadableResult`` when they do not decode."""
+    return Localization(
+        result=decode(row.result, schema.LocalizationResult, what=WHAT, row=row),
+        runs=decode(row.runs, dict[str, schema.Run], what=WHAT, row=row),
+    )
 
 
 def stored_localizations(*, templates: Sequence[str], cluster: str = "") -> list[StageLocalization]:

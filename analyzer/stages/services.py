@@ -16,6 +16,7 @@ For one (template, cluster) the service reads the latest ``HINDSIGHT_STAGE_LOCAL
 * **Stored.** ``result`` is ``LocalizationResult.to_dict()``, each category also holding ``stage_names`` (stage id
   -> the name in the category's latest run); ``runs`` maps run ids (the app's pk as a string) to ``{pk, app_id,
   attempt_id, end}`` so pages and the API link runs without another query. ``latest_end`` is the newest run's end.
+  Both are checked against ``analyzer.stages.schema`` before they are written (``analyzer.stored_results``).
 * **Which hosts.** For each outlier run of an anomalous stage, the stage's ``StageSummary.host_task_times`` in that
   run (summed over the stage id's attempts, like its duration) names the hosts whose mean task time was at least
   ``HINDSIGHT_STAGE_LOCALIZATION_HOST_FACTOR`` (1.5) times the mean over the stage's other hosts *and* that factor
@@ -46,7 +47,9 @@ from django.db.models import Count, Max, QuerySet
 from django.utils import timezone
 
 from analyzer.models import AnalyzedApp, Cluster, StageLocalization, StageSummary
+from analyzer.stages import schema
 from analyzer.stages.selectors import qualifying_runs
+from analyzer.stored_results import validated
 from appmodel.coerce import as_float, as_list
 
 log = logging.getLogger(__name__)
@@ -196,8 +199,8 @@ def localize_template(
         "n_runs": len(apps),
         "n_categories": len(result["categories"]),
         "n_anomalous": sum(1 for c in result["categories"] if any(s["anomalous"] for s in c["stages"])),
-        "result": result,
-        "runs": runs,
+        "result": validated(result, schema.LocalizationResult),
+        "runs": validated(runs, dict[str, schema.Run]),
     }
     for attempt in range(2):
         try:

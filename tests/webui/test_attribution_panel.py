@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import re
 
+import msgspec
 import pytest
 from attribution_history import GB, recurring_history, stored_run
 from django.test import Client
@@ -135,7 +136,8 @@ def test_a_low_confidence_answer_says_the_cause_is_likely_outside_the_measured_f
     def low(app: AnalyzedApp) -> attribution_data.AppAttribution:
         result = real(app)
         assert result.explanation is not None
-        result.explanation["confidence"]["level"] = "low"
+        low_confidence = msgspec.structs.replace(result.explanation.confidence, level="low")
+        result.explanation = msgspec.structs.replace(result.explanation, confidence=low_confidence)
         return result
 
     monkeypatch.setattr(attribution_data, "app_attribution", low)

@@ -2,8 +2,9 @@
 
 The app is chosen as for the app detail (``attempt=``, ``cluster=``); the answer is
 ``webui.presenters.executors.api_answer``'s: the stored ranking, the model (peers / reference / none), the reference
-runs and the feature rows, and with ``series=1`` the per-task series sample. Apps stored before the ranking existed,
-and MapReduce jobs, answer ``available: false`` with the reason.
+runs and the feature rows, and with ``series=1`` the per-task series sample, each documented by its stored schema
+(``analyzer.executors.schema``). Apps stored before the ranking existed, MapReduce jobs and reports that cannot be
+read answer ``available: false`` with the reason.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from analyzer.executors import schema
 from webui.api.errors import COMMON, NOT_FOUND, query_flag
+from webui.api.struct_schema import StructField
 from webui.api.views import APP_CHOICE_PARAMETERS, app_rows
 from webui.presenters.executors import api_answer
 
@@ -50,16 +53,21 @@ class ExecutorAnomalySerializer(serializers.Serializer[Any]):
     )
     computed_at = serializers.CharField(required=False)
     reference_apps = ReferenceRunSerializer(many=True, required=False)
-    ranking = serializers.JSONField(
+    ranking = StructField(
+        schema.ExecutorRanking,
         required=False,
         help_text="ExecutorRanking.to_dict(): executors most anomalous first, each with its features ranked "
         "(value, mean, std, z, direction; time and data features per task), left_out with reasons, warnings.",
     )
-    features = serializers.JSONField(required=False, help_text="One object per executor: each feature's value.")
-    series = serializers.JSONField(
+    features = StructField(
+        list[schema.ExecutorFeatureRow], required=False, help_text="One object per executor: each feature's value."
+    )
+    series = StructField(
+        schema.TaskSeries | None,
         required=False,
         help_text="With series=1: a seeded sample of the tasks in columns (finish_ms and launch_ms since the app "
-        "start, executor indexing executors, stage, failed, features by name; zero_features are all zero).",
+        "start, executor indexing executors, stage, failed, features by name; zero_features are all zero); null "
+        "when no sample was taken (the analysis could not compute its input).",
     )
 
 
@@ -70,7 +78,8 @@ class AppExecutorAnomalyView(APIView):
         description="Executors ranked by how unusual their features are (Basu et al. 2007), computed when the app "
         "was stored, with the model used (peers, or the template's recent runs as reference for apps with few "
         "executors), its warnings and the executors left out. available is false, with the reason, for MapReduce "
-        "jobs and apps analyzed before the ranking existed. The app is chosen as for the app detail.",
+        "jobs, apps analyzed before the ranking existed and reports that cannot be read (analyze the app again). "
+        "The app is chosen as for the app detail.",
         parameters=[
             *APP_CHOICE_PARAMETERS,
             OpenApiParameter("series", bool, description="1 adds the per-task series sample."),

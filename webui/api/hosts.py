@@ -1,7 +1,8 @@
 """The straggler-host endpoints: the latest snapshot's hosts, and one host's indicators, histogram and trend.
 
 ``GET /api/v1/hosts?cluster=&window=`` and ``GET /api/v1/hosts/<host>?cluster=&window=``; without ``cluster`` and
-``window``, the newest snapshot's (the shortest window). Reads come from ``analyzer.hosts.services``.
+``window``, the newest snapshot's (the shortest window). Reads come from ``analyzer.hosts.selectors``; a snapshot
+that cannot be read answers 503 with code ``unreadable`` (the next hourly ranking replaces it).
 """
 
 from __future__ import annotations
@@ -14,14 +15,23 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from analyzer.hosts import schema
 from analyzer.hosts import selectors as host_selectors
-from analyzer.models import HostRankingSnapshot
+from analyzer.stored_results import UnreadableResult
 from webui.api.errors import BAD_REQUEST, COMMON, ErrorSerializer, error_body
 
 MAX_LIMIT: Final = 1000
 DEFAULT_LIMIT: Final = 100
 
 NO_SNAPSHOT = OpenApiResponse(ErrorSerializer, description="No snapshot of that cluster and window, or no such host.")
+UNREADABLE = OpenApiResponse(
+    ErrorSerializer,
+    description="The latest snapshot cannot be read (stored in a shape this version does not read; code "
+    "unreadable): the next ranking replaces it (hourly, or now with manage.py rank_hosts).",
+)
+# Indicators a snapshot stores (analyzer.hosts.schema.HostRecord) that the API does not serve: the fitted central
+# interval and the interval that was levelled say how the levels were made, not how slow the host is.
+NOT_SERVED: Final = frozenset({"fit_low", "fit_high", "interval_low", "interval_high"})
 
 
 class SnapshotFactsSerializer(serializers.Serializer[Any]):
@@ -47,7 +57,8 @@ class SnapshotFactsSerializer(serializers.Serializer[Any]):
 
 
 class HostRecordSerializer(serializers.Serializer[Any]):
-    """One host's indicators in a snapshot (analysis.hosts.HOST_COLUMNS)."""
+    """One host's indicators in a snapshot (analyzer.hosts.schema.HostRecord but NOT_SERVED; a test keeps them
+    in step)."""
 
     host = serializers.CharField()
     level = serializers.IntegerField(help_text="0 is the slowest tier; -1: too few tasks to rank.")
@@ -135,14 +146,18 @@ class HostsListQuerySerializer(HostsQuerySerializer):
     offset = serializers.IntegerField(required=False, min_value=0, default=0)
 
 
-def _snapshot(params: dict[str, Any]) -> HostRankingSnapshot | Response:
+def _snapshot(params: dict[str, Any]) -> host_selectors.HostSnapshot | Response:
     default = host_selectors.default_choice()
     if default is None:
         message = "No host ranking is stored yet: run manage.py rank_hosts, or wait for the hourly beat task."
         return Response(error_body("not_found", message), status=404)
     cluster = params.get("cluster") or default[0]
     window = params.get("window") or default[1]
-    snapshot = host_selectors.latest_snapshot(cluster, window)
+    try:
+        snapshot = host_selectors.latest_snapshot(cluster, window)
+    except UnreadableResult as error:
+        message = error.sentence("The next ranking replaces it (hourly, or now with manage.py rank_hosts).")
+        return Response(error_body("unreadable", message), status=503)
     if snapshot is None:
         message = f"No host ranking of cluster {cluster!r} over window {window!r}."
         return Response(error_body("not_found", message, "cluster"), status=404)
@@ -157,7 +172,7 @@ class HostsView(APIView):
         "sibling tasks' (z-scores); level 0 is the slowest tier and a straggler is a level-0 host significantly "
         "slower than the fleet. Without cluster and window: the newest snapshot's cluster, shortest window.",
         parameters=[HostsListQuerySerializer],
-        responses={**COMMON, 200: HostsSerializer, 400: BAD_REQUEST, 404: NO_SNAPSHOT},
+        responses={**COMMON, 200: HostsSerializer, 400: BAD_REQUEST, 404: NO_SNAPSHOT, 503: UNREADABLE},
     )
     def get(self, request: Request) -> Response:
         query = HostsListQuerySerializer(data=request.query_params)
@@ -166,9 +181,9 @@ class HostsView(APIView):
         found = _snapshot(params)
         if isinstance(found, Response):
             return found
-        hosts = host_selectors.snapshot_hosts(found)
+        hosts: list[schema.HostRecord] = host_selectors.snapshot_hosts(found)
         if params["stragglers"]:
-            hosts = [h for h in hosts if h.get("straggler")]
+            hosts = [h for h in hosts if h.straggler]
         offset, limit = params["offset"], params["limit"]
         body = {
             "snapshot": host_selectors.snapshot_facts(found),
@@ -188,7 +203,7 @@ class HostDetailView(APIView):
         "distribution's expected tasks per bin. The trend lists the host in each kept snapshot of the cluster, "
         "per window.",
         parameters=[HostsQuerySerializer],
-        responses={**COMMON, 200: HostDetailSerializer, 400: BAD_REQUEST, 404: NO_SNAPSHOT},
+        responses={**COMMON, 200: HostDetailSerializer, 400: BAD_REQUEST, 404: NO_SNAPSHOT, 503: UNREADABLE},
     )
     def get(self, request: Request, host: str) -> Response:
         query = HostsQuerySerializer(data=request.query_params)
@@ -201,7 +216,7 @@ class HostDetailView(APIView):
         if record is None:
             message = f"Host {host[:300]!r} ran no task with a z-score in this snapshot."
             return Response(error_body("not_found", message, "host"), status=404)
-        cluster = host_selectors.cluster_value(found.cluster)
+        cluster = host_selectors.cluster_value(found.row.cluster)
         histogram = host_selectors.host_histogram(found, record)
         trend = host_selectors.host_trend(host, cluster)
         body = {

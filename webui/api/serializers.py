@@ -386,6 +386,16 @@ class AttributionSerializer(serializers.Serializer[Any]):
     baseline_runs = AttributionBaselineRunSerializer(many=True, help_text="The usual runs it is compared with.")
 
 
+class ExecutorAnomalySummarySerializer(serializers.Serializer[Any]):
+    """The app detail's short executor anomaly answer (webui.presenters.executors.api_summary)."""
+
+    model = serializers.CharField(help_text="peers, reference or none (analyzer.executors.schema.Model).")
+    top_executor = serializers.CharField(allow_null=True, help_text="The most anomalous executor; null: none ranked.")
+    host = serializers.CharField(allow_null=True)
+    worst_feature = serializers.CharField(allow_null=True, help_text="Its most anomalous feature.")
+    worst_z = serializers.FloatField(allow_null=True)
+
+
 class AppDetailSerializer(AppSummarySerializer):
     """Everything the report page shows."""
 
@@ -456,7 +466,7 @@ class AppDetailSerializer(AppSummarySerializer):
     def get_attribution(self, app: AnalyzedApp) -> dict[str, Any]:
         return dict(AttributionSerializer(attribution_presenter.app_attribution(app), context=self.context).data)
 
-    @extend_schema_field(serializers.JSONField(allow_null=True))
+    @extend_schema_field(ExecutorAnomalySummarySerializer(allow_null=True))
     def get_executor_anomaly(self, app: AnalyzedApp) -> dict[str, Any] | None:
         return executor_anomaly_summary(app)
 

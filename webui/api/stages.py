@@ -22,9 +22,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from analyzer.stages import schema
 from analyzer.stages import selectors as stage_selectors
 from webui.api.errors import COMMON, ErrorSerializer, query_flag
 from webui.api.serializers import HistorySerializer
+from webui.api.struct_schema import StructField
 from webui.presenters import stages as stage_localization
 
 
@@ -120,8 +122,13 @@ class StageLocalizationSerializer(serializers.Serializer[Any]):
     n_runs = serializers.IntegerField()
     n_categories = serializers.IntegerField()
     n_anomalous = serializers.IntegerField(help_text="Categories with an anomalous stage.")
-    params = serializers.DictField(help_text="alpha, beta, min_runs, min_effect, host_factor.")
-    reason = serializers.CharField(help_text='Why nothing could be analysed; "" otherwise.')
+    params = StructField(
+        schema.LocalizationParams | None, help_text="The thresholds it was computed with; null when unreadable."
+    )
+    reason = serializers.CharField(
+        help_text='Why nothing could be analysed, or that the stored result cannot be read (compute it again); "" '
+        "otherwise."
+    )
     sentences = serializers.ListField(child=serializers.CharField(), help_text="One per anomalous stage.")
     categories = CategorySerializer(many=True)
     ranking = StageRankSerializer(many=True, help_text="(stage) most often anomalous across categories first.")

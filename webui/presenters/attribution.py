@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from analyzer.attribution import selectors as attribution_selectors
+from analyzer.attribution.schema import Explanation
 from analyzer.models import AnalyzedApp
 
 
@@ -15,40 +18,45 @@ def app_attribution(app: AnalyzedApp) -> dict[str, Any]:
     there is none (no model yet, no template, a failure), and the baseline runs it is compared with. Never raises:
     the selector turns any failure into a warning reason.
     """
-    data = attribution_selectors.app_attribution(app).to_dict()
-    if data["explanation"] is not None:
-        data["explanation"] = described(data["explanation"])
+    answer = attribution_selectors.app_attribution(app)
+    data = answer.to_dict()
+    if answer.explanation is not None:
+        data["explanation"] = described(answer.explanation)
     return data
 
 
-def described(data: dict[str, Any]) -> dict[str, Any]:
-    """The explanation with each cause's and feature's description from the registry (for people and the API)."""
+def described(explanation: Explanation) -> dict[str, Any]:
+    """The explanation as plain data with each cause's and feature's description from the registry, the causes'
+    ranks as shown and the slowdown in seconds (for people and the API: ``AttributionExplanationSerializer``)."""
     from analysis.attribution import CAUSES, FEATURES  # pandas and sklearn load on first use, not with the page
 
-    actual, usual = data.get("actual_s"), data.get("baseline_s")
-    data["slowdown_s"] = actual - usual if isinstance(actual, float) and isinstance(usual, float) else None
-    for cause in data.get("causes", []):
-        info = CAUSES.get(cause["code"])
-        cause["description"] = info.description if info else ""
-        effect = cause.get("effect_s")
-        cause["effect_abs_s"] = abs(effect) if isinstance(effect, int | float) else None
-        cause["shown"] = bool(cause.get("unusual") or effect)
-        for m in cause.get("members", []):
-            m["description"] = FEATURES[m["name"]].description if m["name"] in FEATURES else m["name"]
-    data["no_effect"] = [c["label"] for c in data.get("causes", []) if not c["shown"]]
+    data: dict[str, Any] = msgspec.to_builtins(explanation)
+    usual = explanation.baseline_s
+    data["slowdown_s"] = explanation.actual_s - usual if usual is not None else None
     rank = 0
-    for cause in data.get("causes", []):
+    for cause, typed_cause in zip(data["causes"], explanation.causes, strict=True):
+        info = CAUSES.get(typed_cause.code)
+        effect = typed_cause.effect_s
+        cause["description"] = info.description if info else ""
+        cause["effect_abs_s"] = abs(effect) if effect is not None else None
+        cause["shown"] = bool(typed_cause.unusual or effect)
         rank += cause["shown"]
         cause["rank"] = rank if cause["shown"] else None
+        for member in cause["members"]:
+            name = member["name"]
+            member["description"] = FEATURES[name].description if name in FEATURES else name
+    data["no_effect"] = [c["label"] for c in data["causes"] if not c["shown"]]
     return data
 
 
 def attribution_chart(data: dict[str, Any]) -> dict[str, Any] | None:
-    """The report's bar chart of cause effects (ms, + slower), for json_script; None when there is nothing to draw."""
-    exp = data.get("explanation")
-    if not exp or not exp.get("causes"):
+    """The report's bar chart of cause effects (ms, + slower), for json_script; None when there is nothing to draw.
+
+    ``data`` is :func:`app_attribution`'s answer."""
+    exp = data["explanation"]
+    if not exp or not exp["causes"]:
         return None
-    causes = [c for c in exp["causes"] if c.get("shown", True) and isinstance(c.get("effect_s"), int | float)]
+    causes = [c for c in exp["causes"] if c["shown"] and c["effect_s"] is not None]
     return {"labels": [c["label"] for c in causes], "effect_ms": [round(c["effect_s"] * 1000, 1) for c in causes]}
 
 

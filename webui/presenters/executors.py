@@ -10,17 +10,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+import msgspec
 from django.urls import reverse
 
 from analysis.pipeline import plain
 from analyzer.executors import selectors as executor_selectors
+from analyzer.executors.schema import FeatureScore, TaskSeries
 from analyzer.models import AnalyzedApp, AppType
+from analyzer.stored_results import UnreadableResult
 
 TABLE_TASKS: Final = 500  # the selected executor's sampled tasks listed under the chart
 NOT_COMPUTED: Final = (
     "Executor anomalies were not computed for this app (analyzed before executor anomaly ranking was added). "
     "Analyze it again to rank its executors."
 )
+REANALYZE: Final = "Analyze the app again to rank its executors."
 NO_EXECUTORS: Final = "No executor ran a task (local mode runs every task in the driver): there is nothing to compare."
 MAPREDUCE: Final = "MapReduce jobs have no executors: executor anomalies are ranked for Spark apps only."
 
@@ -60,34 +64,33 @@ def _direction(direction: str, unit: str) -> str:
     return "typical"
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _feature_view(score: Mapping[str, Any], per_task: bool, series_features: set[str]) -> dict[str, Any]:
-    name = str(score.get("feature", ""))
-    unit = _unit(name)
-    value, mean = _number(score.get("value")), _number(score.get("mean"))
+def _feature_view(score: FeatureScore, per_task: bool, series_features: set[str]) -> dict[str, Any]:
+    unit = _unit(score.feature)
     return {
-        "feature": name,
-        "label": _label(name, per_task),
-        "series_label": _series_label(name),
+        "feature": score.feature,
+        "label": _label(score.feature, per_task),
+        "series_label": _series_label(score.feature),
         "unit": unit,
-        "value": value,
-        "mean": mean,
-        "std": _number(score.get("std")),
-        "z": _number(score.get("z")),
-        "ratio": value / mean if value is not None and mean else None,
-        "direction": _direction(str(score.get("direction", "")), unit),
-        "has_series": name in series_features,
+        "value": score.value,
+        "mean": score.mean,
+        "std": score.std,
+        "z": score.z,
+        "ratio": score.value / score.mean if score.mean else None,
+        "direction": _direction(score.direction, unit),
+        "has_series": score.feature in series_features,
     }
 
 
-def _reference_links(pks: list[Any]) -> list[dict[str, Any]]:
+def _reference_links(pks: list[int]) -> list[dict[str, Any]]:
     return [
         {"id": r.id, "app_id": r.app_id, "attempt_id": r.attempt_id, "end_time": r.end_time}
         for r in executor_selectors.reference_runs(pks)
     ]
+
+
+def unreadable_message(error: UnreadableResult) -> str:
+    """What the panel and the API say of a stored report that does not decode."""
+    return error.sentence(REANALYZE)
 
 
 def executor_anomaly_panel(app: AnalyzedApp, executor: str = "", feature: str = "") -> dict[str, Any] | None:
@@ -98,43 +101,41 @@ def executor_anomaly_panel(app: AnalyzedApp, executor: str = "", feature: str = 
     """
     if app.app_type == AppType.MAPREDUCE:
         return None
-    stored = executor_selectors.stored_report(app)
+    try:
+        stored = executor_selectors.stored_report(app)
+    except UnreadableResult as error:
+        return {"state": "unreadable", "message": unreadable_message(error)}
     if stored is None:
         return {"state": "missing", "message": NOT_COMPUTED}
-    ranking = stored.ranking if isinstance(stored.ranking, dict) else {}
-    series = stored.series if isinstance(stored.series, dict) else {}
-    if not stored.features and series:  # analyzed, and no executor but the driver ran a task
+    ranking, series = stored.ranking, stored.series
+    if not stored.features and series is not None:  # analyzed, and no executor but the driver ran a task
         return {"state": "local", "message": NO_EXECUTORS}
-    per_task = bool((ranking.get("params") or {}).get("per_task", 1))
-    features: dict[str, Any] = series["features"] if isinstance(series.get("features"), dict) else {}
-    series_features = set(features)
-    executors = [e for e in ranking.get("executors") or [] if isinstance(e, dict)]
-    rows = []
-    for rank, e in enumerate(executors, start=1):
-        first = (e.get("features") or [{}])[0]
-        rows.append(
-            {
-                "rank": rank,
-                "executor_id": str(e.get("executor_id", "")),
-                "host": str(e.get("host", "")),
-                "score": _number(e.get("score")),
-                "worst": _feature_view(first, per_task, series_features) if first else None,
-            }
-        )
+    per_task = bool(ranking.params.per_task)
+    series_features = set(series.features) if series is not None else set()
+    rows: list[dict[str, Any]] = [
+        {
+            "rank": rank,
+            "executor_id": e.executor_id,
+            "host": e.host,
+            "score": e.score,
+            "worst": _feature_view(e.features[0], per_task, series_features) if e.features else None,
+        }
+        for rank, e in enumerate(ranking.executors, start=1)
+    ]
     context: dict[str, Any] = {
         "state": "ranked" if rows else "unranked",
-        "model": stored.model,
+        "model": ranking.model,
         "computed_at": stored.computed_at,
         "executors": rows,
-        "left_out": [x for x in ranking.get("left_out") or [] if isinstance(x, dict)],
-        "warnings": [str(w) for w in ranking.get("warnings") or []],
-        "constant_features": [_label(str(f), per_task) for f in ranking.get("constant_features") or []],
-        "reference_apps": _reference_links(list(stored.reference_apps or [])),
+        "left_out": [msgspec.structs.asdict(x) for x in ranking.left_out],
+        "warnings": list(ranking.warnings),
+        "constant_features": [_label(f, per_task) for f in ranking.constant_features],
+        "reference_apps": _reference_links(stored.reference_apps),
         "notes": [],
         "selected": None,
         "feature": None,
         "chart": None,
-        "n_executors": len(stored.features or []),
+        "n_executors": len(stored.features),
     }
     if not rows:
         return context
@@ -143,7 +144,7 @@ def executor_anomaly_panel(app: AnalyzedApp, executor: str = "", feature: str = 
         context["notes"].append(f"Executor “{executor[:200]}” is not ranked; showing the most anomalous one.")
     chosen = ids.index(executor) if executor in ids else 0
     selected = rows[chosen]
-    scores = [_feature_view(f, per_task, series_features) for f in executors[chosen].get("features") or []]
+    scores = [_feature_view(f, per_task, series_features) for f in ranking.executors[chosen].features]
     selected = {**selected, "features": scores}
     context["selected"] = selected
     names = [f["feature"] for f in scores]
@@ -156,11 +157,11 @@ def executor_anomaly_panel(app: AnalyzedApp, executor: str = "", feature: str = 
         current = next((f for f in scores if f["has_series"]), scores[0])
     context["feature"] = current
     if current is not None:
-        context["chart"] = _chart(series, selected, current, stored.model)
+        context["chart"] = _chart(series, selected, current, ranking.model)
     return context
 
 
-def _chart(series: Mapping[str, Any], selected: Mapping[str, Any], feature: Mapping[str, Any], model: str) -> Any:
+def _chart(series: TaskSeries | None, selected: Mapping[str, Any], feature: Mapping[str, Any], model: str) -> Any:
     """The time series of the selected feature (one point per sampled task), the selected executor's marked."""
     name = feature["feature"]
     executor_id = selected["executor_id"]
@@ -170,24 +171,21 @@ def _chart(series: Mapping[str, Any], selected: Mapping[str, Any], feature: Mapp
         "executor_id": executor_id,
         "host": selected["host"],
         "mean_of": mean_of,
-        "n_tasks": int(series.get("n_tasks") or 0),
-        "n_sampled": int(series.get("n_sampled") or 0),
+        "n_tasks": series.n_tasks if series is not None else 0,
+        "n_sampled": series.n_sampled if series is not None else 0,
     }
-    features: dict[str, Any] = series["features"] if isinstance(series.get("features"), dict) else {}
-    values = features.get(name)
-    executors = [str(x) for x in series.get("executors") or []]
-    index = series.get("executor") or []
-    finish = series.get("finish_ms") or []
-    if not isinstance(values, list) or not (len(values) == len(index) == len(finish)):
+    values = series.features.get(name) if series is not None else None
+    if series is None or values is None or not (len(values) == len(series.executor) == len(series.finish_ms)):
         reason = (
             f"every sampled task has 0 for {feature['label']}"
-            if name in (series.get("zero_features") or [])
+            if series is not None and name in series.zero_features
             else f"{feature['label']} has no per-task value: no time series"
         )
         return {**base, "reason": reason, "data": None}
-    me = executors.index(executor_id) if executor_id in executors else -1
-    stages = series.get("stage") or [None] * len(values)
-    failed = series.get("failed") or [0] * len(values)
+    index, finish = series.executor, series.finish_ms
+    me = series.executors.index(executor_id) if executor_id in series.executors else -1
+    stages: list[int | None] = list(series.stage) or [None] * len(values)
+    failed = series.failed or [0] * len(values)
     mine: dict[str, list[Any]] = {"t": [], "v": []}
     others: dict[str, list[Any]] = {"t": [], "v": []}
     table: list[dict[str, Any]] = []
@@ -223,7 +221,10 @@ def api_answer(app: AnalyzedApp, *, with_series: bool = False) -> dict[str, Any]
     answer: dict[str, Any] = {"app": _app_ref(app), "available": False, "reason": None}
     if app.app_type == AppType.MAPREDUCE:
         return {**answer, "reason": MAPREDUCE}
-    stored = executor_selectors.stored_report(app)
+    try:
+        stored = executor_selectors.stored_report(app)
+    except UnreadableResult as error:
+        return {**answer, "reason": unreadable_message(error)}
     if stored is None:
         return {**answer, "reason": NOT_COMPUTED}
     references = [
@@ -232,35 +233,38 @@ def api_answer(app: AnalyzedApp, *, with_series: bool = False) -> dict[str, Any]
             "end_time": r["end_time"].isoformat() if r["end_time"] else None,
             "url": reverse("webui:app_report", args=[r["id"]]),
         }
-        for r in _reference_links(list(stored.reference_apps or []))
+        for r in _reference_links(stored.reference_apps)
     ]
     answer.update(
         available=True,
-        model=stored.model,
+        model=stored.ranking.model,
         computed_at=stored.computed_at.isoformat(),
         reference_apps=references,
-        ranking=stored.ranking,
-        features=stored.features,
+        ranking=msgspec.to_builtins(stored.ranking),
+        features=msgspec.to_builtins(stored.features),
     )
     if with_series:
-        answer["series"] = stored.series
+        answer["series"] = msgspec.to_builtins(stored.series)  # null: no series was taken
     return answer
 
 
 def api_summary(app: AnalyzedApp) -> dict[str, Any] | None:
-    """The short summary in the app detail: model, the top executor and its worst feature; None when not ranked."""
+    """The short summary in the app detail: model, the top executor and its worst feature; None when not ranked
+    (or when the stored report cannot be read: the full answer says so)."""
     if app.app_type == AppType.MAPREDUCE:
         return None
-    stored = executor_selectors.stored_ranking(app)  # not the series
-    if stored is None:
+    try:
+        ranking = executor_selectors.stored_ranking(app)  # not the series
+    except UnreadableResult:
         return None
-    executors = (stored.ranking or {}).get("executors") or [] if isinstance(stored.ranking, dict) else []
-    top = executors[0] if executors and isinstance(executors[0], dict) else None
-    first = (top.get("features") or [None])[0] if top else None
+    if ranking is None:
+        return None
+    top = ranking.executors[0] if ranking.executors else None
+    first = top.features[0] if top is not None and top.features else None
     return {
-        "model": stored.model,
-        "top_executor": str(top.get("executor_id")) if top else None,
-        "host": str(top.get("host", "")) if top else None,
-        "worst_feature": first.get("feature") if isinstance(first, dict) else None,
-        "worst_z": first.get("z") if isinstance(first, dict) else None,
+        "model": ranking.model,
+        "top_executor": top.executor_id if top is not None else None,
+        "host": top.host if top is not None else None,
+        "worst_feature": first.feature if first is not None else None,
+        "worst_z": first.z if first is not None else None,
     }

@@ -1,9 +1,10 @@
 """Stage anomaly localization in words: the history page's "Which stage was the outlier?" section, the API's
 answer and ``manage.py localize_stages``' report.
 
-A stored result (``analyzer.stages.selectors``) becomes plain data with sentences: the CV against alpha in words,
-outlier runs with how much slower they were and which hosts were slow, and whether newer runs are not in it yet.
-Stored JSON is read defensively: a result written by an older version still renders.
+A stored result (``analyzer.stages.selectors``, typed by ``analyzer.stages.schema``) becomes plain data with
+sentences: the CV against alpha in words, outlier runs with how much slower they were and which hosts were slow,
+and whether newer runs are not in it yet. A result that cannot be read says so (its ``reason``) and how to compute
+it again, with no categories.
 """
 
 from __future__ import annotations
@@ -12,20 +13,17 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
+
 from analyzer.models import StageLocalization
+from analyzer.stages import schema
 from analyzer.stages import selectors as stage_selectors
 from analyzer.stages import services as stage_services
-from appmodel.coerce import as_dict, as_float, as_list, opt_float
+from analyzer.stored_results import UnreadableResult
 
 
-def _parse_time(value: Any) -> dt.datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = dt.datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+def _aware(value: dt.datetime | None) -> dt.datetime | None:
+    return value if value is None or value.tzinfo else value.replace(tzinfo=dt.UTC)
 
 
 def stage_label(stage_id: str, name: str) -> str:
@@ -44,15 +42,15 @@ def cv_phrase(cv: float, alpha: float) -> str:
     return f"run times vary {_percent(cv)}, under the {_percent(alpha)} that triggers a look"
 
 
-def _reason(category: dict[str, Any], alpha: float, min_runs: int) -> str:
-    runs = int(as_float(category.get("runs")))
-    if category.get("analysed"):
+def _reason(category: schema.Category, alpha: float, min_runs: int) -> str:
+    runs = category.runs
+    if category.analysed:
         return ""
     if runs < min_runs:
         return f"{runs} run{'' if runs == 1 else 's'}: at least {min_runs} are needed"
-    if not category.get("anomalous"):
-        return cv_phrase(as_float(category.get("cv")), alpha)
-    return str(category.get("reason") or "not analysed")
+    if not category.anomalous:
+        return cv_phrase(category.cv, alpha)
+    return category.reason or "not analysed"
 
 
 def _runs_text(runs: Sequence[dict[str, Any]]) -> str:
@@ -72,27 +70,15 @@ def _runs_text(runs: Sequence[dict[str, Any]]) -> str:
 HOSTS_SHOWN = 3
 
 
-def _host_view(raw: Any) -> dict[str, Any]:
-    """A stored :func:`host_findings` entry as the page, the API and the sentences read it."""
-    raw = as_dict(raw)
-    slow = []
-    for host in as_list(raw.get("hosts")):
-        if isinstance(host, dict) and isinstance(host.get("host"), str):
-            usual = host.get("usual")
-            slow.append(
-                {
-                    "host": host["host"],
-                    "ratio": as_float(host.get("ratio"), 1.0),
-                    "usual": opt_float(usual),
-                    "tasks": int(as_float(host.get("tasks"))),
-                }
-            )
-    verdict = raw.get("verdict")
-    if verdict not in ("hosts", "everywhere") or (verdict == "hosts" and not slow):
+def _host_view(finding: schema.HostFinding | None) -> dict[str, Any]:
+    """A stored :func:`host_findings` entry (None: the run has none) as the page, the API and the sentences read it."""
+    slow = [msgspec.structs.asdict(host) for host in finding.hosts] if finding is not None else []
+    verdict = finding.verdict if finding is not None else "unknown"
+    if verdict == "hosts" and not slow:
         verdict = "unknown"
     return {
         "verdict": verdict,
-        "n_hosts": int(as_float(raw.get("n_hosts"))),
+        "n_hosts": finding.n_hosts if finding is not None else 0,
         "slow_hosts": slow if verdict == "hosts" else [],
         "shown": slow[:HOSTS_SHOWN] if verdict == "hosts" else [],
         "more": max(0, len(slow) - HOSTS_SHOWN) if verdict == "hosts" else 0,
@@ -130,23 +116,46 @@ def _hosts_text(runs: Sequence[dict[str, Any]]) -> str:
 
 
 def localization_view(row: StageLocalization, newest_end: dt.datetime | None = None) -> dict[str, Any]:
-    """A stored result as plain data for the page, the API and the command. Tolerates any stored JSON shape."""
-    result, runs_map = as_dict(row.result), as_dict(row.runs)
-    params = as_dict(result.get("params"))
-    alpha = as_float(params.get("alpha"), 0.15)
-    min_runs = int(as_float(params.get("min_runs"), 8))
+    """A stored result as plain data for the page, the API and the command; one that cannot be read says so in its
+    ``reason``, with no categories."""
     cluster_name = row.cluster.name if row.cluster else ""
-
-    def run(run_id: Any, slowdown: Any, hosts: Any) -> dict[str, Any]:
-        known = as_dict(runs_map.get(str(run_id)))
-        pk = known.get("pk")
+    stale = newest_end is not None and row.latest_end is not None and newest_end > row.latest_end
+    facts = {
+        "template": row.template,
+        "cluster": cluster_name,
+        "computed_at": row.computed_at,
+        "latest_end": row.latest_end,
+        "newest_run_end": newest_end,
+        "stale": stale,
+        "n_runs": row.n_runs,
+        "n_categories": row.n_categories,
+        "n_anomalous": row.n_anomalous,
+    }
+    try:
+        stored = stage_selectors.localization_of(row)
+    except UnreadableResult as error:
+        again = f"compute it again with manage.py localize_stages --template {row.template}"
         return {
-            "run_id": str(run_id),
-            "pk": pk if isinstance(pk, int) else None,
-            "app_id": str(known.get("app_id") or run_id),
-            "attempt_id": str(known.get("attempt_id") or ""),
-            "end": _parse_time(known.get("end")),
-            "slowdown": as_float(slowdown, 1.0),
+            **facts,
+            "n_analysed": 0,
+            "params": None,
+            "reason": f"{error}; {again}",
+            "sentences": [],
+            "categories": [],
+            "ranking": [],
+        }
+    result, runs_map = stored.result, stored.runs
+    alpha, min_runs = result.params.alpha, result.params.min_runs
+
+    def run(run_id: str, slowdown: float, hosts: schema.HostFinding | None) -> dict[str, Any]:
+        known = runs_map.get(run_id)
+        return {
+            "run_id": run_id,
+            "pk": known.pk if known is not None else None,
+            "app_id": (known.app_id if known is not None else "") or run_id,
+            "attempt_id": known.attempt_id if known is not None else "",
+            "end": _aware(known.end) if known is not None else None,
+            "slowdown": slowdown,
             "cluster": cluster_name,
             "hosts": _host_view(hosts),
         }
@@ -154,30 +163,24 @@ def localization_view(row: StageLocalization, newest_end: dt.datetime | None = N
     categories: list[dict[str, Any]] = []
     sentences: list[str] = []
     names_by_template_stage: dict[str, str] = {}
-    for raw in as_list(result.get("categories")):
-        if not isinstance(raw, dict):
-            continue
-        names = as_dict(raw.get("stage_names"))
+    for category in result.categories:
         stages: list[dict[str, Any]] = []
-        for finding in as_list(raw.get("stages")):
-            if not isinstance(finding, dict):
-                continue
-            stage_id = str(finding.get("stage", "?"))
-            name = str(names.get(stage_id) or "")
+        for finding in category.stages:
+            stage_id = finding.stage
+            name = category.stage_names.get(stage_id, "")
             names_by_template_stage.setdefault(stage_id, name)
-            outliers = as_list(finding.get("outlier_runs"))
-            slowdowns = list(as_list(finding.get("slowdown")))
-            slowdowns += [1.0] * (len(outliers) - len(slowdowns))
-            hosts_by_run = {str(h.get("run")): h for h in as_list(finding.get("hosts")) if isinstance(h, dict)}
-            outlier_runs = [run(r, s, hosts_by_run.get(str(r))) for r, s in zip(outliers, slowdowns, strict=False)]
+            outliers = finding.outlier_runs
+            slowdowns = [*finding.slowdown, *[1.0] * (len(outliers) - len(finding.slowdown))]
+            hosts_by_run = {h.run: h for h in finding.hosts}
+            outlier_runs = [run(r, s, hosts_by_run.get(r)) for r, s in zip(outliers, slowdowns, strict=False)]
             verdicts = [r["hosts"]["verdict"] for r in outlier_runs]
             stage: dict[str, Any] = {
                 "stage_id": stage_id,
                 "name": name,
                 "label": stage_label(stage_id, name),
-                "cosine": as_float(finding.get("cosine")),
-                "anomalous": bool(finding.get("anomalous")),
-                "evidence": as_float(finding.get("evidence")),
+                "cosine": finding.cosine,
+                "anomalous": finding.anomalous,
+                "evidence": finding.evidence,
                 "outlier_runs": outlier_runs,
                 # The page's host clause: every outlier run slow on every host, or the runs whose hosts say something.
                 "slow_everywhere": bool(verdicts) and all(v == "everywhere" for v in verdicts),
@@ -190,58 +193,45 @@ def localization_view(row: StageLocalization, newest_end: dt.datetime | None = N
             for s in anomalous
         ]
         sentences += category_sentences
-        cv = as_float(raw.get("cv"))
-        runs = int(as_float(raw.get("runs")))
         categories.append(
             {
-                "signature": str(raw.get("signature") or ""),
-                "runs": runs,
-                "cv": cv,
+                "signature": category.signature,
+                "runs": category.runs,
+                "cv": category.cv,
                 "alpha": alpha,
-                "cv_text": cv_phrase(cv, alpha) if runs > 1 else "a single run: nothing to compare",
-                "gate": bool(raw.get("anomalous")),
-                "analysed": bool(raw.get("analysed")),
-                "reason": _reason(raw, alpha, min_runs),
+                "cv_text": cv_phrase(category.cv, alpha) if category.runs > 1 else "a single run: nothing to compare",
+                "gate": category.anomalous,
+                "analysed": category.analysed,
+                "reason": _reason(category, alpha, min_runs),
                 "stages": stages,
                 "anomalous_stages": anomalous,
                 "sentences": category_sentences,
-                "dropped_stages": [str(s) for s in as_list(raw.get("dropped_stages"))],
+                "dropped_stages": list(category.dropped_stages),
             }
         )
     ranking = []
-    for rank in as_list(result.get("ranking")):
-        if isinstance(rank, dict):
-            stage_id = str(rank.get("stage", "?"))
-            name = names_by_template_stage.get(stage_id, "")
-            ranking.append(
-                {
-                    "stage_id": stage_id,
-                    "name": name,
-                    "label": stage_label(stage_id, name),
-                    "categories": int(as_float(rank.get("categories"))),
-                    "outlier_runs": int(as_float(rank.get("outlier_runs"))),
-                    "min_cosine": as_float(rank.get("min_cosine")),
-                }
-            )
-    stale = newest_end is not None and row.latest_end is not None and newest_end > row.latest_end
+    for rank in result.ranking:
+        name = names_by_template_stage.get(rank.stage, "")
+        ranking.append(
+            {
+                "stage_id": rank.stage,
+                "name": name,
+                "label": stage_label(rank.stage, name),
+                "categories": rank.categories,
+                "outlier_runs": rank.outlier_runs,
+                "min_cosine": rank.min_cosine,
+            }
+        )
     analysed = sum(1 for c in categories if c["analysed"])
-    reason = str(result.get("reason") or "")
+    reason = result.reason
     if not reason and categories and not analysed:  # say why, by its largest category, not "nothing stands out"
         largest = max(categories, key=lambda c: c["runs"])
         of = f" (its largest of {len(categories)} categories)" if len(categories) > 1 else ""
         reason = f"{largest['reason']}{of}"
     return {
-        "template": row.template,
-        "cluster": cluster_name,
-        "computed_at": row.computed_at,
-        "latest_end": row.latest_end,
-        "newest_run_end": newest_end,
-        "stale": stale,
-        "n_runs": row.n_runs,
-        "n_categories": row.n_categories,
-        "n_anomalous": row.n_anomalous,
+        **facts,
         "n_analysed": analysed,
-        "params": {k: v for k, v in params.items() if isinstance(v, int | float)},
+        "params": msgspec.structs.asdict(result.params),
         "reason": reason,
         "sentences": sentences,
         "categories": categories,

@@ -129,7 +129,7 @@ def test_an_app_with_more_input_than_usual_is_explained_by_more_data(history: di
     result = app_attribution(slow)
     assert result.explanation is not None, result.reason
     assert result.slower
-    assert result.explanation["causes"][0]["code"] == "data_volume"
+    assert result.explanation.causes[0].code == "data_volume"
     band = {r["id"] for r in result.baseline_runs}
     assert band
     assert band <= {a.pk for a in history[template]}

@@ -146,7 +146,7 @@ def test_the_trend_and_histogram_of_a_straggler_host_come_from_its_snapshots() -
     assert sum(expected) == pytest.approx(160, rel=0.1)  # the fitted density, scaled to the host's tasks
     fast = host_selectors.host_record(snapshot, "node-00")
     assert fast is not None
-    assert fast["level"] > 0
+    assert fast.level > 0
     recounted = host_selectors.host_histogram(snapshot, fast)  # not on level 0: recounted from the stored samples
     assert recounted.source == "stored"
     assert recounted.n == 160

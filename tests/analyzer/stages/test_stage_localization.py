@@ -225,7 +225,7 @@ def test_the_command_prints_hostile_stage_names_without_terminal_escapes() -> No
     assert "count?]0;pwned? at x.py:1" in out.getvalue()
 
 
-def test_a_result_stored_in_an_unexpected_shape_reads_as_empty_not_as_a_crash() -> None:
+def test_a_result_stored_in_an_unexpected_shape_reads_as_unreadable_not_as_a_crash_or_as_empty() -> None:
     StageLocalization.objects.create(
         template=TEMPLATE,
         result={"categories": [None, {"stages": ["x"]}, {"stages": 5, "cv": "x"}], "ranking": 3},
@@ -235,7 +235,9 @@ def test_a_result_stored_in_an_unexpected_shape_reads_as_empty_not_as_a_crash() 
     [view] = localization_views(templates=[TEMPLATE])
 
     assert view["sentences"] == []
-    assert len(view["categories"]) == 2
+    assert view["categories"] == []
+    assert view["reason"].startswith("the stored stage localization cannot be read (")
+    assert view["reason"].endswith(f"compute it again with manage.py localize_stages --template {TEMPLATE}")
 
 
 # --- the real recurring samples --------------------------------------------------------------------------------
