@@ -379,8 +379,3 @@ def _first_per_code(
             continue
         findings[finding.code] = (result, finding)
     return list(findings.values())
-
-
-# The old name of appmodel.jsonsafe.json_safe, for importers not yet switched (webui/presenters/executors.py,
-# analyzer/executors/services.py).
-plain = json_safe

@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 from django.db import transaction
 
-from analysis.pipeline import AnalysisReport, plain
+from analysis.pipeline import AnalysisReport
 from analyzer.executors import schema
 from analyzer.models import AnalyzedApp, AppType, ExecutorAnomalyReport
 from analyzer.stored_results import UnreadableResult, decode, validated
+from appmodel.jsonsafe import jsonb_safe
 
 if TYPE_CHECKING:
     import pandas as pd  # type: ignore[import-untyped]
@@ -57,18 +58,6 @@ def executor_anomaly_store(app: AnalyzedApp, report: AnalysisReport) -> None:
             f"executor anomalies could not be ranked: {type(exc).__name__}: {exc}",
         ]
         app.save(update_fields=["warnings"])
-
-
-def _json(value: Any) -> Any:
-    """JSON-ready builtins without NUL characters (PostgreSQL's jsonb refuses \\u0000), NaN as null."""
-    value = plain(value)
-    if isinstance(value, str):
-        return value.replace("\x00", "")
-    if isinstance(value, dict):
-        return {str(k).replace("\x00", ""): _json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json(v) for v in value]
-    return value
 
 
 def _store(app: AnalyzedApp, kept: Mapping[str, Any]) -> ExecutorAnomalyReport:
@@ -109,13 +98,13 @@ def _store(app: AnalyzedApp, kept: Mapping[str, Any]) -> ExecutorAnomalyReport:
     ranking = rank_executors(frame, reference=reference, min_executors=MIN_EXECUTORS)
     result = ranking.to_dict()
     result["warnings"] = [*notes, *result["warnings"]]
-    series = _json(kept.get("series") or {})
+    series = jsonb_safe(kept.get("series") or {})
     return ExecutorAnomalyReport.objects.create(
         app=app,
         model=ranking.model,
-        features=validated(_json(rows), list[schema.ExecutorFeatureRow]),
+        features=validated(jsonb_safe(rows), list[schema.ExecutorFeatureRow]),
         series=validated(series, schema.TaskSeries) if series else series,  # {}: no series was taken
-        ranking=validated(_json(result), schema.ExecutorRanking),
+        ranking=validated(jsonb_safe(result), schema.ExecutorRanking),
         reference_apps=reference_ids if ranking.model == "reference" else [],
     )
 

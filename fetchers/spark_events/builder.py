@@ -21,6 +21,7 @@ import msgspec
 import numpy as np
 import orjson
 
+from appmodel.coerce import as_dict, as_text
 from appmodel.redaction import Redactor
 from appmodel.spark import AppStatus, JobStatus, SparkApp, StageAttempt, StageStatus, TaskStatus
 from fetchers.spark_events.digest import (
@@ -32,7 +33,7 @@ from fetchers.spark_events.digest import (
     sample_task_end,
     task_start_executor,
 )
-from fetchers.spark_events.handlers import EventHandlers, MalformedEvent, _dict, _merge_max, _str
+from fetchers.spark_events.handlers import EventHandlers, MalformedEvent, _merge_max
 from fetchers.spark_events.known_keys import count_unknown_keys, merge_counts
 from fetchers.spark_events.tasks import (
     EXECUTOR_COLUMN,
@@ -442,7 +443,7 @@ class AppBuilder(EventHandlers):
         if status != _SUCCESS:
             # Rare: decode the reason again as a dict to describe it.
             try:
-                buffer.failure_reasons[row] = failure_text(_dict(_dict(orjson.loads(line)).get("Task End Reason")))
+                buffer.failure_reasons[row] = failure_text(as_dict(as_dict(orjson.loads(line)).get("Task End Reason")))
             except orjson.JSONDecodeError:
                 buffer.failure_reasons[row] = failure_text({"Reason": event.reason.reason})
         if push is not None:
@@ -456,16 +457,16 @@ class AppBuilder(EventHandlers):
         reason = event.get("Task End Reason")
         if not isinstance(info, dict):
             raise MalformedEvent("TaskEnd without Task Info")
-        reason = _dict(reason)
-        status = task_status(_str(reason.get("Reason"), "UnknownReason"))
-        executor_id = _str(info.get("Executor ID"))
+        reason = as_dict(reason)
+        status = task_status(as_text(reason.get("Reason"), "UnknownReason"))
+        executor_id = as_text(info.get("Executor ID"))
         metrics = event.get("Task Metrics")
         values = dict_row(
             info,
             metrics if isinstance(metrics, dict) else None,
             status,
             self.executors(executor_id),
-            self.hosts(_str(info.get("Host"))),
+            self.hosts(as_text(info.get("Host"))),
         )
         stage_id, attempt_id = as_int(event.get("Stage ID")), as_int(event.get("Stage Attempt ID"))
         buffer = self._buffer(stage_id, attempt_id)
@@ -500,8 +501,8 @@ class AppBuilder(EventHandlers):
         return True
 
     def _task_start(self, event: dict[str, Any]) -> None:
-        info = _dict(event.get("Task Info"))
-        executor = self.app.executors.get(_str(info.get("Executor ID")))
+        info = as_dict(event.get("Task Info"))
+        executor = self.app.executors.get(as_text(info.get("Executor ID")))
         if executor is not None:
             executor.started_tasks += 1
 

@@ -18,6 +18,7 @@ import msgspec
 import numpy as np
 import orjson
 
+from appmodel.coerce import as_dict
 from appmodel.spark import Int64Array, TaskStatus
 from fetchers.eventlog import RawChunk
 from fetchers.spark_events.known_keys import EXECUTOR_METRICS, count_unknown_keys
@@ -30,7 +31,6 @@ from fetchers.spark_events.tasks import (
     TASK_END_DECODER,
     WIDTH,
     Interner,
-    _dict,
     failure_text,
     typed_push,
     typed_row,
@@ -235,7 +235,7 @@ def decode_task_ends(lines: Sequence[memoryview | bytes]) -> TaskEndBatch | None
                 host = hosts(info.host)
             packed += typed_row(event, info, status, executor, host)
             if status != _SUCCESS:  # rare: decode the reason again as a dict to describe it
-                failures.append((row, failure_text(_dict(_dict(orjson.loads(lines[row])).get("Task End Reason")))))
+                failures.append((row, failure_text(as_dict(as_dict(orjson.loads(lines[row])).get("Task End Reason")))))
             metrics = event.metrics
             if metrics is not None and metrics.shuffle_read is not None and status != _RESUBMITTED:
                 read = metrics.shuffle_read

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from appmodel.coerce import as_dict, as_list, as_text
 from appmodel.redaction import APP_REDACTION_PROPERTY, REDACTED, Redactor, redact_url_passwords
 from appmodel.spark import Executor, Job, JobStatus, SparkApp, SqlExecution, StageAttempt, StageStatus
 from fetchers.spark_events.tasks import as_int
@@ -22,32 +23,18 @@ class MalformedEvent(ValueError):
     """An event whose keys have the wrong shape; the line is skipped and counted."""
 
 
-def _str(value: Any, default: str = "") -> str:
-    if value is None:
-        return default
-    return value if isinstance(value, str) else str(value)
-
-
 def _opt_int(value: Any) -> int | None:
     return None if value is None else as_int(value)
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _str_pairs(value: Any) -> list[tuple[str, str]]:
     """Environment sections are JSON objects in the log; tolerate lists of [key, value] too."""
     if isinstance(value, dict):
-        return [(str(k), _str(v)) for k, v in value.items()]
+        return [(str(k), as_text(v)) for k, v in value.items()]
     pairs: list[tuple[str, str]] = []
-    for item in _list(value):
+    for item in as_list(value):
         if isinstance(item, list | tuple) and len(item) == 2:
-            pairs.append((str(item[0]), _str(item[1])))
+            pairs.append((str(item[0]), as_text(item[1])))
     return pairs
 
 
@@ -69,22 +56,22 @@ class EventHandlers:
     # ---- application ---------------------------------------------------------------------------------
 
     def _log_start(self, event: dict[str, Any]) -> None:
-        self.app.spark_version = _str(event.get("Spark Version")) or None
+        self.app.spark_version = as_text(event.get("Spark Version")) or None
 
     def _app_start(self, event: dict[str, Any]) -> None:
         app = self.app
         if app.start_ms is not None:
             app.warnings.append("a second SparkListenerApplicationStart: two logs concatenated? the last one wins")
-        app.name = _str(event.get("App Name"))
-        app.app_id = _str(event.get("App ID")) or app.app_id
+        app.name = as_text(event.get("App Name"))
+        app.app_id = as_text(event.get("App ID")) or app.app_id
         attempt = event.get("App Attempt ID")
         if attempt is not None:
-            app.attempt_id = _str(attempt)
+            app.attempt_id = as_text(attempt)
         app.start_ms = _opt_int(event.get("Timestamp"))
-        app.user = _str(event.get("User"))
+        app.user = as_text(event.get("User"))
         driver_logs = event.get("Driver Logs")
         if isinstance(driver_logs, dict):
-            self._executor("driver").log_urls = {str(k): _str(v) for k, v in driver_logs.items()}
+            self._executor("driver").log_urls = {str(k): as_text(v) for k, v in driver_logs.items()}
 
     def _app_end(self, event: dict[str, Any]) -> None:
         self.saw_app_end = True
@@ -112,8 +99,8 @@ class EventHandlers:
     def _resource_profile(self, event: dict[str, Any]) -> None:
         profile_id = as_int(event.get("Resource Profile Id"))
         self.app.environment.resource_profiles[profile_id] = {
-            "executor_resources": _dict(event.get("Executor Resource Requests")),
-            "task_resources": _dict(event.get("Task Resource Requests")),
+            "executor_resources": as_dict(event.get("Executor Resource Requests")),
+            "task_resources": as_dict(event.get("Task Resource Requests")),
         }
 
     # ---- jobs and stages -----------------------------------------------------------------------------
@@ -125,15 +112,15 @@ class EventHandlers:
         stage = self.app.stages.get(key)
         if stage is None:
             stage = self.app.stages[key] = StageAttempt(stage_id=stage_id, attempt_id=attempt_id)
-        stage.name = _str(info.get("Stage Name"), stage.name)
-        stage.details = _str(info.get("Details"), stage.details)
+        stage.name = as_text(info.get("Stage Name"), stage.name)
+        stage.details = as_text(info.get("Details"), stage.details)
         stage.num_tasks = as_int(info.get("Number of Tasks"), stage.num_tasks)
         parents = info.get("Parent IDs")
         if isinstance(parents, list):
             stage.parent_ids = tuple(as_int(p) for p in parents)
         rdds = info.get("RDD Info")
         if isinstance(rdds, list):
-            stage.rdd_names = tuple(_str(_dict(r).get("Name")) for r in rdds)
+            stage.rdd_names = tuple(as_text(as_dict(r).get("Name")) for r in rdds)
         stage.resource_profile_id = as_int(info.get("Resource Profile Id"), stage.resource_profile_id)
         submitted = _opt_int(info.get("Submission Time"))
         if submitted is not None:
@@ -143,13 +130,13 @@ class EventHandlers:
             stage.completion_ms = completed
         failure = info.get("Failure Reason")
         if failure is not None:
-            stage.failure_reason = _str(failure)
+            stage.failure_reason = as_text(failure)
         return stage
 
     def _job_start(self, event: dict[str, Any]) -> None:
         job_id = as_int(event.get("Job ID"))
-        properties = _dict(event.get("Properties"))
-        infos = [_dict(i) for i in _list(event.get("Stage Infos"))]
+        properties = as_dict(event.get("Properties"))
+        infos = [as_dict(i) for i in as_list(event.get("Stage Infos"))]
         stage_ids = event.get("Stage IDs")
         ids = (
             tuple(as_int(s) for s in stage_ids)
@@ -161,9 +148,9 @@ class EventHandlers:
         sql_id = properties.get("spark.sql.execution.id")
         job = Job(
             job_id=job_id,
-            name=_str(last_info.get("Stage Name")),
-            description=_str(description) if description is not None else None,
-            job_group=_str(properties["spark.jobGroup.id"])
+            name=as_text(last_info.get("Stage Name")),
+            description=as_text(description) if description is not None else None,
+            job_group=as_text(properties["spark.jobGroup.id"])
             if properties.get("spark.jobGroup.id") is not None
             else None,
             submission_ms=_opt_int(event.get("Submission Time")),
@@ -189,13 +176,13 @@ class EventHandlers:
         if job is None:
             job = self.app.jobs[job_id] = Job(job_id=job_id)
         self.live_jobs.discard(job_id)
-        result = _dict(event.get("Job Result"))
+        result = as_dict(event.get("Job Result"))
         if result.get("Result") == "JobSucceeded":
             job.status = JobStatus.SUCCEEDED
         else:
             job.status = JobStatus.FAILED
-            exception = _dict(result.get("Exception"))
-            job.failure_reason = _str(exception.get("Message")) or _str(result.get("Result"), "JobFailed")
+            exception = as_dict(result.get("Exception"))
+            job.failure_reason = as_text(exception.get("Message")) or as_text(result.get("Result"), "JobFailed")
         time = _opt_int(event.get("Completion Time"))
         job.completion_ms = time if time and time > 0 else None
         for stage in self.app.stages.values():
@@ -232,9 +219,9 @@ class EventHandlers:
         return executor
 
     def _executor_added(self, event: dict[str, Any]) -> None:
-        executor = self._executor(_str(event.get("Executor ID")))
-        info = _dict(event.get("Executor Info"))
-        executor.host = _str(info.get("Host"), executor.host)
+        executor = self._executor(as_text(event.get("Executor ID")))
+        info = as_dict(event.get("Executor Info"))
+        executor.host = as_text(info.get("Host"), executor.host)
         executor.cores = as_int(info.get("Total Cores"), executor.cores)
         executor.added_ms = _opt_int(event.get("Timestamp"))
         executor.removed_ms = None
@@ -242,36 +229,36 @@ class EventHandlers:
         executor.resource_profile_id = as_int(info.get("Resource Profile Id"), executor.resource_profile_id)
         urls = info.get("Log Urls")
         if isinstance(urls, dict):
-            executor.log_urls = {str(k): _str(v) for k, v in urls.items()}
+            executor.log_urls = {str(k): as_text(v) for k, v in urls.items()}
 
     def _executor_removed(self, event: dict[str, Any]) -> None:
-        executor = self._executor(_str(event.get("Executor ID")))
+        executor = self._executor(as_text(event.get("Executor ID")))
         executor.removed_ms = _opt_int(event.get("Timestamp"))
-        executor.removed_reason = _str(event.get("Removed Reason")) or None
+        executor.removed_reason = as_text(event.get("Removed Reason")) or None
 
     def _block_manager_added(self, event: dict[str, Any]) -> None:
-        manager = _dict(event.get("Block Manager ID"))
-        executor = self._executor(_str(manager.get("Executor ID")))
+        manager = as_dict(event.get("Block Manager ID"))
+        executor = self._executor(as_text(manager.get("Executor ID")))
         if executor.added_ms is None:
             executor.added_ms = _opt_int(event.get("Timestamp"))
-        executor.host = executor.host or _str(manager.get("Host"))
+        executor.host = executor.host or as_text(manager.get("Host"))
         executor.max_memory = as_int(event.get("Maximum Memory"), executor.max_memory)
         executor.max_onheap_memory = as_int(event.get("Maximum Onheap Memory"), executor.max_onheap_memory)
         executor.max_offheap_memory = as_int(event.get("Maximum Offheap Memory"), executor.max_offheap_memory)
 
     def _executor_metrics_update(self, event: dict[str, Any]) -> None:
-        executor_id = _str(event.get("Executor ID"))
-        for update in _list(event.get("Executor Metrics Updated")):
-            update = _dict(update)
-            metrics = _dict(update.get("Executor Metrics"))
+        executor_id = as_text(event.get("Executor ID"))
+        for update in as_list(event.get("Executor Metrics Updated")):
+            update = as_dict(update)
+            metrics = as_dict(update.get("Executor Metrics"))
             if metrics:
                 _merge_max(self._executor(executor_id).peak_metrics, metrics)
                 key = (as_int(update.get("Stage ID")), as_int(update.get("Stage Attempt ID")))
                 _merge_max(self.stage_exec_peaks.setdefault(key, {}).setdefault(executor_id, {}), metrics)
 
     def _stage_executor_metrics(self, event: dict[str, Any]) -> None:
-        executor_id = _str(event.get("Executor ID"))
-        metrics = _dict(event.get("Executor Metrics"))
+        executor_id = as_text(event.get("Executor ID"))
+        metrics = as_dict(event.get("Executor Metrics"))
         if not metrics:
             return
         _merge_max(self._executor(executor_id).peak_metrics, metrics)
@@ -284,16 +271,16 @@ class EventHandlers:
             executor.excluded = excluded
 
     def _executor_excluded(self, event: dict[str, Any]) -> None:
-        self._set_excluded(_str(event.get("executorId")), True)
+        self._set_excluded(as_text(event.get("executorId")), True)
 
     def _executor_unexcluded(self, event: dict[str, Any]) -> None:
-        self._set_excluded(_str(event.get("executorId")), False)
+        self._set_excluded(as_text(event.get("executorId")), False)
 
     def _node_excluded(self, event: dict[str, Any]) -> None:
-        self._set_node_excluded(_str(event.get("hostId")), True)
+        self._set_node_excluded(as_text(event.get("hostId")), True)
 
     def _node_unexcluded(self, event: dict[str, Any]) -> None:
-        self._set_node_excluded(_str(event.get("hostId")), False)
+        self._set_node_excluded(as_text(event.get("hostId")), False)
 
     def _set_node_excluded(self, host: str, excluded: bool) -> None:
         for executor in self.app.executors.values():
@@ -307,9 +294,9 @@ class EventHandlers:
         root = event.get("rootExecutionId")
         self.app.sql_executions[execution_id] = SqlExecution(
             execution_id=execution_id,
-            description=_str(event.get("description")),
-            details=_str(event.get("details")),
-            physical_plan=_str(event.get("physicalPlanDescription")),
+            description=as_text(event.get("description")),
+            details=as_text(event.get("details")),
+            physical_plan=as_text(event.get("physicalPlanDescription")),
             start_ms=_opt_int(event.get("time")),
             root_execution_id=_opt_int(root) if root is not None else None,
             job_ids=tuple(j.job_id for j in self.app.jobs.values() if j.sql_execution_id == execution_id),
@@ -322,7 +309,7 @@ class EventHandlers:
             execution = self.app.sql_executions[execution_id] = SqlExecution(execution_id=execution_id)
         execution.end_ms = _opt_int(event.get("time"))
         error = event.get("errorMessage")
-        execution.error_message = _str(error) if error else None
+        execution.error_message = as_text(error) if error else None
 
     def _sql_adaptive_update(self, event: dict[str, Any]) -> None:
         execution = self.app.sql_executions.get(as_int(event.get("executionId")))

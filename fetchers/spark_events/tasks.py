@@ -17,6 +17,7 @@ from typing import Any, Final
 import msgspec
 import numpy as np
 
+from appmodel.coerce import as_dict
 from appmodel.spark import TASK_COLUMNS, Int64Array, TaskColumns, TaskStatus
 from fetchers.spark_events.known_keys import EXECUTOR_METRICS
 
@@ -447,7 +448,7 @@ def typed_push(read: _ShuffleRead) -> tuple[int, ...] | None:
 
 def dict_push(metrics: dict[str, Any] | None) -> list[int] | None:
     """Same as ``typed_push`` for a plain Task Metrics dict, accepting both spellings of the block."""
-    read = _dict(_dict(metrics).get("Shuffle Read Metrics"))
+    read = as_dict(as_dict(metrics).get("Shuffle Read Metrics"))
     push = next((read[b] for b in _PUSH_BLOCKS if isinstance(read.get(b), dict)), None)
     if push is None:
         return None
@@ -464,6 +465,8 @@ class BadValue(ValueError):
 
 
 def as_int(value: Any, default: int = 0) -> int:
+    """A task metric as an int; raises :class:`BadValue` on a value that is no number, which the parser counts as a
+    malformed line (unlike ``appmodel.coerce.as_int``, which quietly defaults: a bad metric must not pass unseen)."""
     if value is None:
         return default
     number: int | None = None
@@ -478,19 +481,15 @@ def as_int(value: Any, default: int = 0) -> int:
     return number
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def dict_row(
     info: dict[str, Any], metrics: dict[str, Any] | None, status: int, executor: int, host: int
 ) -> tuple[int, ...]:
     """The same row as ``typed_row`` from plain dicts; raises BadValue on a non-numeric metric."""
-    m = _dict(metrics)
-    r = _dict(m.get("Shuffle Read Metrics"))
-    w = _dict(m.get("Shuffle Write Metrics"))
-    i = _dict(m.get("Input Metrics"))
-    o = _dict(m.get("Output Metrics"))
+    m = as_dict(metrics)
+    r = as_dict(m.get("Shuffle Read Metrics"))
+    w = as_dict(m.get("Shuffle Write Metrics"))
+    i = as_dict(m.get("Input Metrics"))
+    o = as_dict(m.get("Output Metrics"))
     return (
         as_int(info.get("Task ID")),
         as_int(info.get("Index")),

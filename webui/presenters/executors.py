@@ -13,11 +13,11 @@ from typing import Any, Final
 import msgspec
 from django.urls import reverse
 
-from analysis.pipeline import plain
 from analyzer.executors import selectors as executor_selectors
 from analyzer.executors.schema import FeatureScore, TaskSeries
 from analyzer.models import AnalyzedApp, AppType
 from analyzer.stored_results import UnreadableResult
+from appmodel.jsonsafe import json_safe
 
 TABLE_TASKS: Final = 500  # the selected executor's sampled tasks listed under the chart
 NOT_COMPUTED: Final = (
@@ -204,7 +204,7 @@ def _chart(series: TaskSeries | None, selected: Mapping[str, Any], feature: Mapp
         "selected": mine,
         "others": others,
     }
-    return {**base, "data": plain(data), "table": table, "n_mine": len(mine["t"]), "reason": ""}
+    return {**base, "data": json_safe(data), "table": table, "n_mine": len(mine["t"]), "reason": ""}
 
 
 def _app_ref(app: AnalyzedApp) -> dict[str, Any]:
@@ -244,7 +244,7 @@ def api_answer(app: AnalyzedApp, *, with_series: bool = False) -> dict[str, Any]
         features=msgspec.to_builtins(stored.features),
     )
     if with_series:
-        answer["series"] = msgspec.to_builtins(stored.series)  # null: no series was taken
+        answer["series"] = msgspec.to_builtins(stored.series) if stored.series is not None else {}  # {}: none taken
     return answer
 
 

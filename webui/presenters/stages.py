@@ -20,6 +20,7 @@ from analyzer.stages import schema
 from analyzer.stages import selectors as stage_selectors
 from analyzer.stages import services as stage_services
 from analyzer.stored_results import UnreadableResult
+from appmodel.formatting import page_percent
 
 
 def _aware(value: dt.datetime | None) -> dt.datetime | None:
@@ -31,15 +32,11 @@ def stage_label(stage_id: str, name: str) -> str:
     return f"stage {stage_id} ({name})" if name else f"stage {stage_id}"
 
 
-def _percent(x: float) -> str:
-    return f"{x * 100:.0f} %"
-
-
 def cv_phrase(cv: float, alpha: float) -> str:
     """The CV gate in words: "run times vary 6 %, under the 15 % that triggers a look"."""
     if cv > alpha:
-        return f"run times vary {_percent(cv)}, over the {_percent(alpha)} that triggers a look"
-    return f"run times vary {_percent(cv)}, under the {_percent(alpha)} that triggers a look"
+        return f"run times vary {page_percent(cv, 0)}, over the {page_percent(alpha, 0)} that triggers a look"
+    return f"run times vary {page_percent(cv, 0)}, under the {page_percent(alpha, 0)} that triggers a look"
 
 
 def _reason(category: schema.Category, alpha: float, min_runs: int) -> str:
