@@ -1,8 +1,41 @@
-"""Shared fixtures for all tests."""
+"""Shared fixtures for all tests, and the skip of the ``postgres``-marked tests on another database."""
 
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.conf import settings
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skips the tests marked ``postgres`` when the test database is not PostgreSQL (the embedded SQLite).
+
+    They use PostgreSQL's own SQL (COPY, pg_terminate_backend, pg_indexes) or share the test database with a
+    second process, which an in-memory SQLite test database cannot; on SQLite they would fail or wait out a timeout.
+    ``pytest.mark.postgres("why")`` may say why; the skip reason shows it.
+    """
+    engine = settings.DATABASES["default"]["ENGINE"]
+    if engine == "django.db.backends.postgresql":
+        return
+    for item in items:
+        marker = item.get_closest_marker("postgres")
+        if marker is not None:
+            why = f" ({marker.args[0]})" if marker.args else ""
+            item.add_marker(pytest.mark.skip(reason=f"needs PostgreSQL{why}; the test database is {engine}"))
+
+
+@pytest.fixture(autouse=True)
+def _forget_the_attribution_model() -> Iterator[None]:
+    """Forgets the in-process attribution model after each test.
+
+    The cache is keyed by the version's (id, created_at); tests train with a fixed ``now``, and SQLite hands the
+    same id out again after a test's rollback, so a later test would be served an earlier test's model.
+    """
+    yield
+    selectors = sys.modules.get("analyzer.attribution.selectors")  # only if a test loaded it: no import here
+    if selectors is not None:
+        selectors._cache.clear()
 
 
 @pytest.fixture(scope="session")

@@ -27,6 +27,8 @@ from script_modules import load_script
 import heuristics
 from analysis.pipeline import AnalysisReport, analyze
 from appmodel.spark import SparkApp, TaskColumns
+from fetchers import spark_eventlog
+from fetchers.eventlog import layout
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
@@ -65,7 +67,6 @@ def read_events(part: Path) -> Iterator[dict[str, object]]:
 
 
 def read_app(name: str) -> SparkApp:
-    spark_eventlog = pytest.importorskip("fetchers.spark_eventlog")
     outcomes = list(spark_eventlog.read_apps(sample_path(name)))
     assert len(outcomes) == 1, [o.error for o in outcomes]
     assert outcomes[0].error is None, outcomes[0].error
@@ -205,7 +206,6 @@ def manifest() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def recurring(manifest: dict[str, Any]) -> dict[str, tuple[SparkApp, AnalysisReport]]:
     """Every recurring app read and analyzed once, by file name."""
-    spark_eventlog = pytest.importorskip("fetchers.spark_eventlog")
     suite = heuristics.load_suite()
     analyzed = {}
     for entry in manifest["apps"]:
@@ -419,7 +419,6 @@ def cluster_manifest() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def cluster(cluster_manifest: dict[str, Any]) -> dict[str, SparkApp]:
     """Every cluster app read once, by file name."""
-    spark_eventlog = pytest.importorskip("fetchers.spark_eventlog")
     apps = {}
     for entry in cluster_manifest["apps"]:
         outcomes = list(spark_eventlog.read_apps(CLUSTER / entry["file"]))
@@ -632,7 +631,6 @@ def test_stage_localization_ranks_the_slowed_stage_first_with_exactly_the_slowed
 def test_the_demos_scan_of_samples_finds_every_cluster_app_and_passes_over_the_manifest(
     cluster_manifest: dict[str, Any],
 ) -> None:
-    layout = pytest.importorskip("fetchers.eventlog.layout")
     logs, errors = layout.find_event_logs(SAMPLES)  # what scripts/demo.sh's event-log-dir source lists
     assert {CLUSTER / entry["file"] for entry in cluster_manifest["apps"]} <= {log.path for log in logs}
     assert not [error for error in errors if "cluster" in error]

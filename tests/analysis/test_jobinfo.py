@@ -15,6 +15,7 @@ import yaml
 
 from analysis import jobinfo
 from analysis.jobinfo import FIELDS, JobInfo, JobInfoConfigError, job_info, load_jobinfo_config, spark_conf
+from fetchers import spark_eventlog
 
 CASES = yaml.safe_load(Path(__file__).with_name("jobinfo_cases.yaml").read_text(encoding="utf-8"))
 DEFAULTS: dict[str, str] = CASES["defaults"]
@@ -180,7 +181,6 @@ SPARK_LOGS = {
 
 @pytest.fixture(scope="module")
 def spark_apps(refdata: Path) -> dict[str, Any]:
-    spark_eventlog = pytest.importorskip("fetchers.spark_eventlog")
     apps = {}
     for relative in [*SPARK_LOGS, "spark-rapids-tools/spark-events-qualification/multiple_attempts"]:
         for outcome in spark_eventlog.read_apps(refdata / relative):

@@ -14,6 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.django_db
+@pytest.mark.postgres("reads pg_indexes")
 def test_postgresql_has_an_index_matching_the_app_list_order() -> None:
     if connection.vendor != "postgresql":
         pytest.skip("PostgreSQL-only index")

@@ -139,6 +139,7 @@ def test_untrusted_text_is_cut_to_the_columns_and_loses_nul_characters() -> None
     assert HeuristicResult.objects.get().observed == {"note": "ab"}
 
 
+@pytest.mark.postgres("the score column is 32-bit there; SQLite's holds the number")
 def test_nan_and_numbers_beyond_a_column_are_stored_safely() -> None:
     report = make_report(finding("gc", observed={"ratio": float("nan")}, score=10**12))
     report_store(report=report, source="/logs/a")
@@ -156,6 +157,7 @@ def test_an_app_with_unknown_resource_use_stores_nulls() -> None:
     assert stored.runtime_ms is None
 
 
+@pytest.mark.postgres("one COPY per table; SQLite's bulk_create batches by its variable limit")
 def test_ten_thousand_stages_store_in_a_bounded_number_of_statements(django_assert_max_num_queries: Any) -> None:
     # Bulk paths (COPY on PostgreSQL), never a statement per row; the time it takes is a benchmark's business.
     report = make_report(num_stages=10_000)

@@ -397,6 +397,7 @@ def private_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.mark.django_db(transaction=True)  # the worker sees committed rows only
+@pytest.mark.postgres("a subprocess shares the test database")
 def test_a_real_worker_analyzes_a_log_found_by_its_app_id_and_the_wait_answers_the_verdict(
     private_redis: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

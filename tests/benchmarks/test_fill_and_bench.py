@@ -32,6 +32,7 @@ def filled() -> fill_apps.Counters:
     return fill_apps.fill(connection, APPS, seed=3, chunk=80)
 
 
+@pytest.mark.postgres("the fill writes with COPY")
 def test_the_fill_writes_the_apps_asked_for_each_with_findings_and_details(filled: fill_apps.Counters) -> None:
     assert AnalyzedApp.objects.count() == APPS == filled.apps
     assert not AnalyzedApp.objects.filter(heuristic_results__isnull=True).exists()
@@ -42,6 +43,7 @@ def test_the_fill_writes_the_apps_asked_for_each_with_findings_and_details(fille
     assert set(HeuristicResult.objects.values_list("code", flat=True)) <= (gate_selectors.heuristic_codes() or set())
 
 
+@pytest.mark.postgres("the fill writes with COPY")
 def test_an_apps_severity_and_score_are_its_worst_finding_and_their_sum(filled: fill_apps.Counters) -> None:
     for app in AnalyzedApp.objects.prefetch_related("heuristic_results")[:50]:
         findings = list(app.heuristic_results.all())
@@ -52,6 +54,7 @@ def test_an_apps_severity_and_score_are_its_worst_finding_and_their_sum(filled: 
         assert app.app_id.startswith(prefix)
 
 
+@pytest.mark.postgres("the fill writes with COPY")
 def test_flow_runs_hold_one_to_five_apps_of_one_flow_and_ad_hoc_apps_have_no_scheduler(
     filled: fill_apps.Counters,
 ) -> None:
@@ -75,6 +78,7 @@ def test_the_same_seed_fills_the_same_apps() -> None:
     assert shape_a.flow_names == shape_b.flow_names
 
 
+@pytest.mark.postgres("the fill writes with COPY")
 def test_every_url_of_the_load_mix_answers_200(filled: fill_apps.Counters, settings: object) -> None:
     settings.HINDSIGHT_API_THROTTLE_ANON = ""  # type: ignore[attr-defined]
     settings.HINDSIGHT_API_THROTTLE_USER = ""  # type: ignore[attr-defined]

@@ -24,7 +24,10 @@ from faultkit import (
 
 from analyzer.models import AnalyzedApp, AppClaim
 
-pytestmark = pytest.mark.django_db(transaction=True)  # the worker only sees committed rows
+pytestmark = [
+    pytest.mark.django_db(transaction=True),  # the worker only sees committed rows
+    pytest.mark.postgres("a subprocess shares the test database"),
+]
 
 LOGS = ("local-1795326055348", "eventlog_v2_local-1795325985629", "local-1795326086580.lz4")
 APPS = ["local-1795326055348", "local-1795325985629", "local-1795326086580"]

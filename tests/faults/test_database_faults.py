@@ -23,7 +23,10 @@ from pytest_django.fixtures import Settings as SettingsWrapper
 from analyzer.ingestion import polling
 from analyzer.models import AppClaim, Source
 
-pytestmark = pytest.mark.django_db(transaction=True)  # the test's own connection is the one cut
+pytestmark = [
+    pytest.mark.django_db(transaction=True),  # the test's own connection is the one cut
+    pytest.mark.postgres("pg_terminate_backend cuts the connection"),
+]
 
 LOGS = ("local-1795326055348", "local-1795326086580.lz4", "local-1795326120648.snappy")
 APPS = {name.partition(".")[0] for name in LOGS}

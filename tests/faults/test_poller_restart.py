@@ -23,7 +23,10 @@ from faultkit import (
 
 from analyzer.models import AnalyzedApp, AppClaim
 
-pytestmark = pytest.mark.django_db(transaction=True)  # the poller subprocess only sees committed rows
+pytestmark = [
+    pytest.mark.django_db(transaction=True),  # the poller subprocess only sees committed rows
+    pytest.mark.postgres("a subprocess shares the test database"),
+]
 
 TEMPLATE = "local-1795326055348"
 APPS = [f"local-17953000100{n:02d}" for n in range(24)]  # as long as the template's id: offsets stay valid

@@ -33,7 +33,10 @@ from analyzer.ingestion.polling import claims_sweep, poll_source
 from analyzer.models import AppClaim, ClaimState, Source
 from config import celery_app
 
-pytestmark = pytest.mark.django_db(transaction=True)  # the workers only see committed rows
+pytestmark = [
+    pytest.mark.django_db(transaction=True),  # the workers only see committed rows
+    pytest.mark.postgres("a subprocess shares the test database"),
+]
 
 STARTUP_S = 90
 ANALYSIS_S = 180

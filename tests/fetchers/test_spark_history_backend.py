@@ -348,7 +348,7 @@ def _proxy(upstream: str, refuse: str) -> Iterator[tuple[str, list[str]]]:
             pass
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)  # shutdown waits one poll
     thread.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}", asked

@@ -111,7 +111,7 @@ def server(stub: Stub) -> Iterator[str]:
             pass
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)  # shutdown waits one poll
     thread.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}"

@@ -25,7 +25,7 @@ import pytest
 import spark_app_builder
 import yaml
 
-from heuristics import Heuristic, HeuristicResult, Severity, Thresholds, load_suite
+from heuristics import Heuristic, HeuristicResult, Severity, Suite, Thresholds, load_suite
 
 CASES_DIR = Path(__file__).with_name("cases")
 CASE_KEYS = frozenset(
@@ -57,20 +57,37 @@ def load_cases() -> list[Any]:
     return params
 
 
+@pytest.fixture(scope="module")
+def default_suite() -> Suite:
+    """The suite of defaults.yaml alone, parsed once for the module: parsing it per case was most of the folder's time.
+
+    Heuristics keep no state between evaluations (only their config), so the cases can share one suite.
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("HINDSIGHT_HEURISTICS_FILE", raising=False)
+        return load_suite()
+
+
 def evaluate_case(
     code: str,
     app_type: str,
     case: dict[str, Any],
     templates: dict[str, Any],
-    tmp_path: Path,
+    default_suite: Suite,
+    request: pytest.FixtureRequest,
     monkeypatch: pytest.MonkeyPatch,
 ) -> tuple[Heuristic, HeuristicResult]:
+    """The case's heuristic and its finding; a case with ``config`` overrides gets its own suite loaded with them.
+
+    Only such a case asks for a ``tmp_path`` (making one for each of the thousand cases took seconds).
+    """
     monkeypatch.delenv("HINDSIGHT_HEURISTICS_FILE", raising=False)
-    user_file = None
+    suite = default_suite
     if case.get("config"):
-        user_file = tmp_path / "heuristics.yaml"
+        user_file = request.getfixturevalue("tmp_path") / "heuristics.yaml"
         user_file.write_text(yaml.safe_dump({code: case["config"]}), encoding="utf-8")
-    heuristic = load_suite(str(user_file) if user_file else None).get(code)
+        suite = load_suite(str(user_file))
+    heuristic = suite.get(code)
     assert heuristic is not None, f"{code} is not enabled"
     template = templates.get(case.get("template", "default"))
     spec = case["app"] if "app" in case else spark_app_builder.substitute(template, case.get("vars", {}))
@@ -86,10 +103,11 @@ def test_heuristic_case_gives_the_expected_severity(
     case: dict[str, Any],
     templates: dict[str, Any],
     lesser_of: frozenset[str],
-    tmp_path: Path,
+    default_suite: Suite,
+    request: pytest.FixtureRequest,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _, result = evaluate_case(code, app_type, case, templates, tmp_path, monkeypatch)
+    _, result = evaluate_case(code, app_type, case, templates, default_suite, request, monkeypatch)
 
     shown = "\n".join(f"{k}: {v}" for k, v in result.details)
     assert result.severity == Severity[case["expect"]], f"got {result.severity.name}; details:\n{shown}"
@@ -107,10 +125,11 @@ def test_a_finding_shows_the_values_its_thresholds_judged(
     case: dict[str, Any],
     templates: dict[str, Any],
     lesser_of: frozenset[str],
-    tmp_path: Path,
+    default_suite: Suite,
+    request: pytest.FixtureRequest,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    heuristic, result = evaluate_case(code, app_type, case, templates, tmp_path, monkeypatch)
+    heuristic, result = evaluate_case(code, app_type, case, templates, default_suite, request, monkeypatch)
     four_levels = {
         key: value
         for key in heuristic.config.__struct_fields__

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 import heuristics
-
-spark_eventlog = pytest.importorskip("fetchers.spark_eventlog", reason="the event-log parser is not there yet")
+from fetchers import spark_eventlog
 
 
 def evaluate_all(logs: Path) -> int:

@@ -74,6 +74,7 @@ def test_healthz_is_503_naming_the_broker_when_it_is_unreachable_without_showing
     assert BROKER_PASSWORD not in response.content.decode()
 
 
+@pytest.mark.postgres("the broker check is on by default only there")
 def test_a_postgresql_install_needs_its_broker_by_default(client: Client, settings: Settings) -> None:
     settings.CELERY_BROKER_URL = f"redis://127.0.0.1:{closed_port()}/0"
     if hasattr(settings, "HINDSIGHT_HEALTH_BROKER"):
@@ -95,6 +96,7 @@ def test_the_embedded_mode_does_not_check_the_broker(client: Client, settings: S
     assert response.json() == {"status": "ok", "database": "ok", "broker": "not checked"}
 
 
+@pytest.mark.postgres("it starts from a PostgreSQL connection and makes it look like SQLite")
 def test_auto_skips_the_broker_only_on_sqlite(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     settings.HINDSIGHT_HEALTH_BROKER = "auto"
     assert ops.broker_required()  # this suite runs on PostgreSQL

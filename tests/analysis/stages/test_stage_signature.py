@@ -10,6 +10,7 @@ from mapreduce_app_builder import build_app
 
 from analysis.pipeline import analyze
 from analysis.stages.signature import normalize_stage_name, stage_signature
+from fetchers import spark_eventlog
 
 RECURRING = Path(__file__).resolve().parents[3] / "samples" / "recurring"
 
@@ -86,8 +87,6 @@ def test_an_app_without_stages_has_no_signature() -> None:
 
 @pytest.mark.skipif(not RECURRING.is_dir(), reason="samples/recurring missing")
 def test_two_real_runs_of_one_job_share_a_signature_and_another_job_has_another() -> None:
-    spark_eventlog = pytest.importorskip("fetchers.spark_eventlog")
-
     def signature_of(name: str) -> str:
         [outcome] = list(spark_eventlog.read_apps(RECURRING / name))
         assert outcome.app is not None, outcome.error

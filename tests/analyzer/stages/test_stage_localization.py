@@ -254,8 +254,8 @@ def test_on_the_recurring_samples_the_injected_slow_host_stage_of_reconcile_run_
     import heuristics
     from analysis.pipeline import analyze
     from analyzer.services import report_store
+    from fetchers import spark_eventlog
 
-    spark_eventlog = pytest.importorskip("fetchers.spark_eventlog")
     manifest = json.loads((RECURRING / "manifest.json").read_text())
     suite = heuristics.load_suite()
     stored_by_run: dict[tuple[str, int], int] = {}
@@ -423,8 +423,8 @@ def test_on_the_cluster_samples_the_slowed_stage_was_slow_on_every_host_in_its_o
     import heuristics
     from analysis.pipeline import analyze
     from analyzer.services import report_store
+    from fetchers import spark_eventlog
 
-    spark_eventlog = pytest.importorskip("fetchers.spark_eventlog")
     manifest = json.loads((CLUSTER / "manifest.json").read_text())
     suite = heuristics.load_suite()
     stored_by_run: dict[int, AnalyzedApp] = {}
