@@ -62,7 +62,7 @@ class Health:
 
 def broker_required() -> bool:
     """Whether this install runs Celery, so that its broker is part of its health (see the module docstring)."""
-    mode = str(getattr(settings, "HINDSIGHT_HEALTH_BROKER", "auto")).strip().lower()
+    mode = str(settings.HINDSIGHT_HEALTH_BROKER).strip().lower()
     if mode not in HEALTH_BROKER_MODES:
         log.warning("HINDSIGHT_HEALTH_BROKER=%r is not one of %s; using auto", mode, ", ".join(HEALTH_BROKER_MODES))
         mode = "auto"

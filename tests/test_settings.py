@@ -240,3 +240,63 @@ def test_gunicorn_started_as_the_procfile_says_serves_healthz_and_pages_with_deb
     served = log.read_text(errors="replace")
     assert "Starting gunicorn" in served
     assert '"GET /healthz HTTP/1.1" 200' in served  # the access log, on stdout
+
+
+# --- one place per default ------------------------------------------------------------------------------------
+
+
+def test_research_thresholds_not_set_in_the_environment_are_the_librarys_own_defaults():
+    import datetime as dt
+    import importlib
+
+    from analysis.hosts import RankingConfig
+    from analyzer.hosts.services import ranking_config
+    from analyzer.stages.services import localization_settings
+
+    localize = importlib.import_module("analysis.stages.localize")  # the package exports localize(), the function
+    stages = localization_settings()
+    assert (stages.alpha, stages.beta, stages.min_runs, stages.min_effect) == (
+        localize.DEFAULT_ALPHA,
+        localize.DEFAULT_BETA,
+        localize.DEFAULT_MIN_RUNS,
+        localize.DEFAULT_MIN_EFFECT,
+    )
+    hosts, library = ranking_config("24h", dt.datetime(2026, 1, 1, tzinfo=dt.UTC)), RankingConfig()
+    assert (hosts.min_host_tasks, hosts.min_effect, hosts.alpha, hosts.extreme_z) == (
+        library.min_host_tasks,
+        library.min_effect,
+        library.alpha,
+        library.extreme_z,
+    )
+
+
+def test_a_research_threshold_set_in_the_environment_reaches_the_service():
+    env = clean_env(
+        "config.settings.base", HINDSIGHT_STAGE_LOCALIZATION_ALPHA="0.2", HINDSIGHT_HOSTS_MIN_HOST_TASKS="50"
+    )
+    code = (
+        "import django, datetime as dt; django.setup()\n"
+        "from analyzer.stages.services import localization_settings\n"
+        "from analyzer.hosts.services import ranking_config\n"
+        "end = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)\n"
+        "print(localization_settings().alpha, ranking_config('24h', end).min_host_tasks)"
+    )
+    command = [sys.executable, "-c", code]
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["0.2", "50"]
+
+
+def test_no_code_repeats_a_settings_default_as_a_getattr_fallback():
+    """A default written twice drifts: code reads ``settings.NAME``, whose default is in config/settings/base.py."""
+    import re
+
+    repeated = re.compile(r"getattr\(settings,\s*f?[\"']HINDSIGHT_[^)]*,")
+    offenders = [
+        f"{path.relative_to(REPO)}:{number}"
+        for package in ("analyzer", "analysis", "webui", "fetchers", "heuristics", "appmodel")
+        for path in (REPO / package).rglob("*.py")
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if repeated.search(line)
+    ]
+    assert offenders == []

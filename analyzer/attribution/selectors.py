@@ -85,7 +85,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MIB = 1024**2
-DEFAULT_WINDOW_DAYS = 30
 
 # metrics JSON keys and spark_properties / job configuration keys read with one JSON extraction each.
 _METRIC_KEYS = (
@@ -111,7 +110,7 @@ LONGEST_APP = dt.timedelta(days=7)
 _RELEASED = "killed by driver"
 
 
-def training_apps(*, days: int | None = DEFAULT_WINDOW_DAYS, now: dt.datetime | None = None) -> QuerySet[AnalyzedApp]:
+def training_apps(*, days: int | None, now: dt.datetime | None = None) -> QuerySet[AnalyzedApp]:
     """Apps a model learns from: successful, complete runs of a template with a runtime, ended in the window.
 
     ``days`` None or 0: no window (every stored run). Failed and partial runs are explained, not learned: their
@@ -339,7 +338,7 @@ def _epoch(values: pd.Series) -> npt.NDArray[np.float64]:
 
 
 def max_mare() -> float:
-    return float(getattr(settings, "HINDSIGHT_ATTRIBUTION_MAX_MARE", 0.25))
+    return float(settings.HINDSIGHT_ATTRIBUTION_MAX_MARE)
 
 
 def serving_version() -> AttributionModelVersion | None:

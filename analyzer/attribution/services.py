@@ -43,7 +43,7 @@ class Trained:
 
 
 def keep_versions() -> int:
-    return max(1, int(getattr(settings, "HINDSIGHT_ATTRIBUTION_KEEP_VERSIONS", 5)))
+    return max(1, int(settings.HINDSIGHT_ATTRIBUTION_KEEP_VERSIONS))
 
 
 def attribution_train(
@@ -64,7 +64,7 @@ def attribution_train(
 
     step = progress or (lambda _name: None)
     if days is None:
-        days = int(getattr(settings, "HINDSIGHT_ATTRIBUTION_WINDOW_DAYS", attribution_data.DEFAULT_WINDOW_DAYS))
+        days = int(settings.HINDSIGHT_ATTRIBUTION_WINDOW_DAYS)
     step("frame")
     apps = attribution_data.training_apps(days=days, now=now)
     frame = attribution_data.runs_frame(apps)

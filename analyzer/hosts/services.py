@@ -34,7 +34,6 @@ from analyzer.hosts.selectors import NO_CLUSTER, cluster_filter, parse_window, w
 from analyzer.models import AnalyzedApp, AppHostTasks, Cluster, HostRank, HostRankingSnapshot
 from analyzer.stored_results import validated
 
-DEFAULT_WINDOWS: Final = ("24h", "7d")
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MS: Final = dt.timedelta(milliseconds=1)
 _SEED: Final = 0  # of the per-host cap's sample: the same stored rows give the same snapshot
@@ -48,7 +47,9 @@ class UnknownCluster(ValueError):
 
 
 def configured_windows() -> tuple[str, ...]:
-    windows = tuple(getattr(settings, "HINDSIGHT_HOSTS_WINDOWS", DEFAULT_WINDOWS)) or DEFAULT_WINDOWS
+    windows = tuple(settings.HINDSIGHT_HOSTS_WINDOWS)
+    if not windows:
+        raise ValueError("HINDSIGHT_HOSTS_WINDOWS names no window (e.g. 24h,7d)")
     for label in windows:
         parse_window(label)
     return windows
@@ -59,24 +60,31 @@ def _to_ms(instant: dt.datetime) -> int:
 
 
 def ranking_config(window: str, end: dt.datetime) -> RankingConfig:
-    """The library's configuration for one window ending at ``end``, from the ``HINDSIGHT_HOSTS_*`` settings."""
+    """The library's configuration for one window ending at ``end``: the ``HINDSIGHT_HOSTS_*`` thresholds that are
+    set, the library's own defaults for the others."""
+    library = RankingConfig()
+
+    def setting(name: str, default: float) -> float:
+        value = getattr(settings, f"HINDSIGHT_HOSTS_{name}")
+        return float(default if value is None else value)
+
     return RankingConfig(
         window_ms=parse_window(window) // _MS,
         window_end_ms=_to_ms(end),
-        min_host_tasks=int(getattr(settings, "HINDSIGHT_HOSTS_MIN_HOST_TASKS", 30)),
-        min_effect=float(getattr(settings, "HINDSIGHT_HOSTS_MIN_EFFECT", 0.25)),
-        alpha=float(getattr(settings, "HINDSIGHT_HOSTS_ALPHA", 0.01)),
-        extreme_z=float(getattr(settings, "HINDSIGHT_HOSTS_EXTREME_Z", 1.5)),
+        min_host_tasks=int(setting("MIN_HOST_TASKS", library.min_host_tasks)),
+        min_effect=setting("MIN_EFFECT", library.min_effect),
+        alpha=setting("ALPHA", library.alpha),
+        extreme_z=setting("EXTREME_Z", library.extreme_z),
         seed=_SEED,
     )
 
 
 def max_tasks_per_host() -> int:
-    return max(30, int(getattr(settings, "HINDSIGHT_HOSTS_MAX_TASKS_PER_HOST", 2000)))
+    return max(30, int(settings.HINDSIGHT_HOSTS_MAX_TASKS_PER_HOST))
 
 
 def keep_snapshots() -> int:
-    return max(1, int(getattr(settings, "HINDSIGHT_HOSTS_KEEP_SNAPSHOTS", 48)))
+    return max(1, int(settings.HINDSIGHT_HOSTS_KEEP_SNAPSHOTS))
 
 
 # --- the write side --------------------------------------------------------------------------------------------

@@ -483,7 +483,7 @@ def jobhistory_backend(cluster: Cluster, source: Source) -> JobHistoryBackend:
         ("task_sample", "HINDSIGHT_JOBHISTORY_TASK_SAMPLE"),
         ("max_concurrency", "HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY"),
     ):
-        value = getattr(settings, setting, None)
+        value = getattr(settings, setting)  # None: the backend's own default
         if value is not None:
             params[name] = value
     try:

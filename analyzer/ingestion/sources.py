@@ -44,7 +44,6 @@ from fetchers.backends import (
 )
 from fetchers.http import HTTP_PARAMETERS
 
-DEFAULT_INITIAL_LOOKBACK_S: Final = 3600
 MAX_ERROR_CHARS: Final = 4000
 CLUSTER_NAME_MAX: Final = 64  # the lengths of the Cluster columns
 JOBHISTORY_URL_MAX: Final = 1024
@@ -496,7 +495,7 @@ def poll_window(source: Source, now_ms: int, *, initial_lookback_s: int | None =
     before now for a new source, and ends the source's safety margin before now.
     """
     if initial_lookback_s is None:
-        initial_lookback_s = int(getattr(settings, "HINDSIGHT_INITIAL_LOOKBACK_S", DEFAULT_INITIAL_LOOKBACK_S))
+        initial_lookback_s = int(settings.HINDSIGHT_INITIAL_LOOKBACK_S)
     start_ms = source.checkpoint_ms if source.checkpoint_ms is not None else now_ms - initial_lookback_s * 1000
     end_ms = now_ms - source.safety_margin_s * 1000
     return (start_ms, end_ms) if end_ms > start_ms else None

@@ -65,23 +65,25 @@ class LocalizationSettings:
     min_effect: float
     max_runs: int
     per_call: int
-    host_factor: float = 1.5
+    host_factor: float
 
 
 def localization_settings() -> LocalizationSettings:
+    """The ``HINDSIGHT_STAGE_LOCALIZATION_*`` settings; the library's own default where a threshold is not set."""
     from analysis.stages.localize import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_MIN_EFFECT, DEFAULT_MIN_RUNS
 
-    def get(name: str, default: float) -> float:
-        return float(getattr(settings, f"HINDSIGHT_STAGE_LOCALIZATION_{name}", default))
+    def threshold(name: str, default: float) -> float:
+        value = getattr(settings, f"HINDSIGHT_STAGE_LOCALIZATION_{name}")
+        return float(default if value is None else value)
 
     return LocalizationSettings(
-        alpha=get("ALPHA", DEFAULT_ALPHA),
-        beta=get("BETA", DEFAULT_BETA),
-        min_runs=max(2, int(get("MIN_RUNS", DEFAULT_MIN_RUNS))),
-        min_effect=get("MIN_EFFECT", DEFAULT_MIN_EFFECT),
-        max_runs=max(2, int(get("MAX_RUNS", 200))),
-        per_call=max(1, int(get("PER_CALL", 50))),
-        host_factor=max(1.0, get("HOST_FACTOR", 1.5)),
+        alpha=threshold("ALPHA", DEFAULT_ALPHA),
+        beta=threshold("BETA", DEFAULT_BETA),
+        min_runs=max(2, int(threshold("MIN_RUNS", DEFAULT_MIN_RUNS))),
+        min_effect=threshold("MIN_EFFECT", DEFAULT_MIN_EFFECT),
+        max_runs=max(2, int(settings.HINDSIGHT_STAGE_LOCALIZATION_MAX_RUNS)),
+        per_call=max(1, int(settings.HINDSIGHT_STAGE_LOCALIZATION_PER_CALL)),
+        host_factor=max(1.0, float(settings.HINDSIGHT_STAGE_LOCALIZATION_HOST_FACTOR)),
     )
 
 

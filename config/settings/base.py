@@ -29,6 +29,19 @@ def _env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
+# A research library's threshold is written once, in the library (its DEFAULT_* constant or config dataclass): its
+# setting is None unless the environment sets it, and the service then uses the library's own default. Every other
+# default is written once, here; the code reads ``settings.NAME`` and never repeats it (docs/ARCHITECTURE.md).
+def _env_float(name: str) -> float | None:
+    value = os.environ.get(name, "").strip()
+    return float(value) if value else None
+
+
+def _env_int(name: str) -> int | None:
+    value = os.environ.get(name, "").strip()
+    return int(value) if value else None
+
+
 DEBUG = _env_bool("HINDSIGHT_DEBUG", False)
 # The default key only protects a local single-user install; production sets its own (production.py refuses this one).
 _LOCAL_SECRET_KEY = "hindsight-local-insecure-key-change-me"  # noqa: S105 (public by design)
@@ -113,14 +126,8 @@ HINDSIGHT_CLAIM_LEASE_S = int(os.environ.get("HINDSIGHT_CLAIM_LEASE_S", "2400"))
 HINDSIGHT_ENQUEUE_GRACE_S = int(os.environ.get("HINDSIGHT_ENQUEUE_GRACE_S", "900"))
 # MapReduce jobs fetched from a JobHistory Server: tasks fetched per phase (0: all; failed tasks always) and
 # requests in flight at once toward it (the server is the bottleneck). Unset: 1000 and 4.
-HINDSIGHT_JOBHISTORY_TASK_SAMPLE = (
-    int(os.environ["HINDSIGHT_JOBHISTORY_TASK_SAMPLE"]) if os.environ.get("HINDSIGHT_JOBHISTORY_TASK_SAMPLE") else None
-)
-HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY = (
-    int(os.environ["HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY"])
-    if os.environ.get("HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY")
-    else None
-)
+HINDSIGHT_JOBHISTORY_TASK_SAMPLE = _env_int("HINDSIGHT_JOBHISTORY_TASK_SAMPLE")  # None: the backend's default (1000)
+HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY = _env_int("HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY")  # None: the backend's (4)
 # How often a source lists its last relist_lookback_s again, for apps its server listed after their window passed.
 HINDSIGHT_RELIST_EVERY_S = int(os.environ.get("HINDSIGHT_RELIST_EVERY_S", "300"))
 # /healthz checks the broker: "required", "off" (the poll loop or poll --once, no Celery), or "auto" (required
@@ -141,10 +148,11 @@ HINDSIGHT_ATTRIBUTION_KEEP_VERSIONS = int(os.environ.get("HINDSIGHT_ATTRIBUTION_
 # analysed when it has MIN_RUNS runs and its run-time CV is above ALPHA; a stage is anomalous when cos(M_i, L_i) is
 # below BETA and a run is at least MIN_EFFECT slower than expected there. Beat recomputes pairs with new runs every
 # EVERY_S, at most PER_CALL pairs a call.
-HINDSIGHT_STAGE_LOCALIZATION_ALPHA = float(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_ALPHA", "0.15"))
-HINDSIGHT_STAGE_LOCALIZATION_BETA = float(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_BETA", "0.98"))
-HINDSIGHT_STAGE_LOCALIZATION_MIN_RUNS = int(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_MIN_RUNS", "8"))
-HINDSIGHT_STAGE_LOCALIZATION_MIN_EFFECT = float(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_MIN_EFFECT", "0.25"))
+# ALPHA, BETA, MIN_RUNS and MIN_EFFECT default to analysis.stages.localize's DEFAULT_* (0.15, 0.98, 8, 0.25).
+HINDSIGHT_STAGE_LOCALIZATION_ALPHA = _env_float("HINDSIGHT_STAGE_LOCALIZATION_ALPHA")
+HINDSIGHT_STAGE_LOCALIZATION_BETA = _env_float("HINDSIGHT_STAGE_LOCALIZATION_BETA")
+HINDSIGHT_STAGE_LOCALIZATION_MIN_RUNS = _env_int("HINDSIGHT_STAGE_LOCALIZATION_MIN_RUNS")
+HINDSIGHT_STAGE_LOCALIZATION_MIN_EFFECT = _env_float("HINDSIGHT_STAGE_LOCALIZATION_MIN_EFFECT")
 HINDSIGHT_STAGE_LOCALIZATION_MAX_RUNS = int(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_MAX_RUNS", "200"))
 HINDSIGHT_STAGE_LOCALIZATION_PER_CALL = int(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_PER_CALL", "50"))
 HINDSIGHT_STAGE_LOCALIZATION_EVERY_S = float(os.environ.get("HINDSIGHT_STAGE_LOCALIZATION_EVERY_S", "3600"))
@@ -162,10 +170,11 @@ HINDSIGHT_HOSTS_WINDOWS = tuple(
     w.strip() for w in os.environ.get("HINDSIGHT_HOSTS_WINDOWS", "24h,7d").split(",") if w.strip()
 )
 HINDSIGHT_HOSTS_RANK_EVERY_S = float(os.environ.get("HINDSIGHT_HOSTS_RANK_EVERY_S", "3600"))
-HINDSIGHT_HOSTS_MIN_HOST_TASKS = int(os.environ.get("HINDSIGHT_HOSTS_MIN_HOST_TASKS", "30"))
-HINDSIGHT_HOSTS_MIN_EFFECT = float(os.environ.get("HINDSIGHT_HOSTS_MIN_EFFECT", "0.25"))
-HINDSIGHT_HOSTS_ALPHA = float(os.environ.get("HINDSIGHT_HOSTS_ALPHA", "0.01"))
-HINDSIGHT_HOSTS_EXTREME_Z = float(os.environ.get("HINDSIGHT_HOSTS_EXTREME_Z", "1.5"))
+# MIN_HOST_TASKS, MIN_EFFECT, ALPHA and EXTREME_Z default to analysis.hosts.RankingConfig's (30, 0.25, 0.01, 1.5).
+HINDSIGHT_HOSTS_MIN_HOST_TASKS = _env_int("HINDSIGHT_HOSTS_MIN_HOST_TASKS")
+HINDSIGHT_HOSTS_MIN_EFFECT = _env_float("HINDSIGHT_HOSTS_MIN_EFFECT")
+HINDSIGHT_HOSTS_ALPHA = _env_float("HINDSIGHT_HOSTS_ALPHA")
+HINDSIGHT_HOSTS_EXTREME_Z = _env_float("HINDSIGHT_HOSTS_EXTREME_Z")
 HINDSIGHT_HOSTS_MAX_TASKS_PER_HOST = int(os.environ.get("HINDSIGHT_HOSTS_MAX_TASKS_PER_HOST", "2000"))
 HINDSIGHT_HOSTS_KEEP_SNAPSHOTS = int(os.environ.get("HINDSIGHT_HOSTS_KEEP_SNAPSHOTS", "48"))
 
