@@ -1,6 +1,6 @@
 """Package names that import their module on first use (PEP 562), for the research libraries' ``__init__``.
 
-The analysis pipeline imports one light submodule of ``analysis.hosts`` and ``analyzer.anomaly`` for every
+The analysis pipeline imports one light submodule of ``analysis.hosts`` and ``analysis.stages`` for every
 app; their packages still offer every name at the top, but the scipy- and pandas-heavy modules load only when one
 of their names is first asked for.
 """

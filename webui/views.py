@@ -36,7 +36,7 @@ from webui.forms import (
 )
 from webui.presenters import attribution as attribution_presenter
 from webui.presenters import charts
-from webui.presenters import stages as stage_localization
+from webui.presenters import stages as stage_presenter
 from webui.presenters.executors import executor_anomaly_panel
 
 APPS_PER_PAGE = 25
@@ -202,7 +202,7 @@ def history(request: HttpRequest) -> HttpResponse:
         "latest_first": points[::-1],
         "strip": strip,
         "chart_data": charts.history_chart_data(points),
-        "stage_anomalies": stage_localization.history_section(by, data[by], cluster) if points else None,
+        "stage_anomalies": stage_presenter.history_section(by, data[by], cluster) if points else None,
     }
     return render(request, "webui/history.html", context)
 

@@ -22,7 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from analyzer.attribution import schema
-from analyzer.attribution import selectors as attribution_data
+from analyzer.attribution import selectors as attribution_selectors
 from analyzer.models import AttributionModelVersion
 from analyzer.stored_results import validated
 
@@ -66,8 +66,8 @@ def attribution_train(
     if days is None:
         days = int(settings.HINDSIGHT_ATTRIBUTION_WINDOW_DAYS)
     step("frame")
-    apps = attribution_data.training_apps(days=days, now=now)
-    frame = attribution_data.runs_frame(apps)
+    apps = attribution_selectors.training_apps(days=days, now=now)
+    frame = attribution_selectors.runs_frame(apps)
     counts = frame["template"].value_counts() if len(frame) else None
     own = int((counts >= template_min_runs).sum()) if counts is not None else 0
     window = f"in the last {days} days" if days else "stored"
@@ -80,7 +80,7 @@ def attribution_train(
             f"Too few recurring templates to train: {own} template(s) with {template_min_runs} or more runs "
             f"{window}, {min_templates} needed."
         )
-    bounds = attribution_data.window_bounds(apps)
+    bounds = attribution_selectors.window_bounds(apps)
     with warnings.catch_warnings():
         # numpy's "mean of empty slice" for a feature no run of the window has: the library reads it as absent.
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -112,7 +112,7 @@ def attribution_train(
             blob=blob,
         )
         pruned = prune()
-    serving = attribution_data.serving_version()
+    serving = attribution_selectors.serving_version()
     return Trained(version=version, serving=serving is not None and serving.pk == version.pk, pruned=pruned)
 
 
@@ -120,7 +120,7 @@ def prune(keep: int | None = None) -> int:
     """Delete all but the newest ``keep`` versions (the serving one always stays); returns how many went."""
     keep = keep_versions() if keep is None else keep
     newest = list(AttributionModelVersion.objects.order_by("-created_at", "-pk").values_list("pk", flat=True)[:keep])
-    serving = attribution_data.serving_version()
+    serving = attribution_selectors.serving_version()
     spare = set(newest) | ({serving.pk} if serving else set())
     deleted, _ = AttributionModelVersion.objects.exclude(pk__in=spare).delete()
     return int(deleted)

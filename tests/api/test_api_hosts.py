@@ -10,7 +10,7 @@ from factories import NOW, add_host_tasks, make_app
 from rest_framework.test import APIClient
 
 from analyzer.hosts import selectors as host_selectors
-from analyzer.hosts import services as host_ranking
+from analyzer.hosts import services as host_services
 from analyzer.models import Cluster
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +24,7 @@ def ranked_fleet(cluster: Cluster | None = None, slow: str = "node-07", snapshot
             name = f"node-{h:02d}"
             add_host_tasks(app, name if name != "node-07" else slow, rng.normal(1.5 if h == 7 else 0.0, 1.0, 40))
     for hour in range(snapshots):
-        host_ranking.rank_hosts_snapshots(now=NOW + dt.timedelta(hours=hour), windows=["24h", "7d"])
+        host_services.rank_hosts_snapshots(now=NOW + dt.timedelta(hours=hour), windows=["24h", "7d"])
 
 
 def test_without_a_snapshot_the_answer_is_a_404_saying_how_to_make_one(api: APIClient) -> None:

@@ -14,7 +14,7 @@ from django.utils import timezone
 from factories import add_host_tasks, make_app
 from playwright.sync_api import Page, expect
 
-from analyzer.hosts import services as host_ranking
+from analyzer.hosts import services as host_services
 from analyzer.models import Cluster
 
 pytestmark = pytest.mark.browser
@@ -39,7 +39,7 @@ def ranked_cluster() -> None:
             # Task z-scores are skewed to the right (a few slow tasks), as in real stages.
             add_host_tasks(app, host, rng.gamma(2.0, 0.7, 50) - 1.4 + shift)
     for hour in range(3):
-        host_ranking.rank_hosts_snapshots(now=now - dt.timedelta(hours=2 - hour), windows=["24h", "7d"])
+        host_services.rank_hosts_snapshots(now=now - dt.timedelta(hours=2 - hour), windows=["24h", "7d"])
 
 
 def assert_charts_drawn(page: Page) -> None:

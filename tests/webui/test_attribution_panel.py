@@ -129,18 +129,18 @@ def test_the_versions_page_without_versions_says_how_to_train(client: Client) ->
 def test_a_low_confidence_answer_says_the_cause_is_likely_outside_the_measured_features(
     client: Client, history: dict[str, list[AnalyzedApp]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from analyzer.attribution import selectors as attribution_data
+    from analyzer.attribution import selectors as attribution_selectors
 
-    real = attribution_data.app_attribution
+    real = attribution_selectors.app_attribution
 
-    def low(app: AnalyzedApp) -> attribution_data.AppAttribution:
+    def low(app: AnalyzedApp) -> attribution_selectors.AppAttribution:
         result = real(app)
         assert result.explanation is not None
         low_confidence = msgspec.structs.replace(result.explanation.confidence, level="low")
         result.explanation = msgspec.structs.replace(result.explanation, confidence=low_confidence)
         return result
 
-    monkeypatch.setattr(attribution_data, "app_attribution", low)
+    monkeypatch.setattr(attribution_selectors, "app_attribution", low)
     slow = stored_run(TEMPLATE, runtime_s=3600, input_bytes=4 * GB, end=NOW - dt.timedelta(hours=1))
     words = text(panel(client, slow))
     assert "⚠ Low" in words

@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 from factories import NOW, add_host_tasks, make_app
 
-from analyzer.hosts import services as host_ranking
+from analyzer.hosts import services as host_services
 from analyzer.models import Cluster
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +27,7 @@ def ranked_fleet(cluster: Cluster | None = None, slow: str = "node-07", hosts: i
             name = f"node-{h:02d}"
             add_host_tasks(app, name, rng.normal(1.5 if name == slow else 0.0, 1.0, 40))
     for hour in range(snapshots):
-        host_ranking.rank_hosts_snapshots(now=NOW + dt.timedelta(hours=hour), windows=["24h", "7d"])
+        host_services.rank_hosts_snapshots(now=NOW + dt.timedelta(hours=hour), windows=["24h", "7d"])
 
 
 def test_without_a_snapshot_the_page_says_how_to_make_one(client: Client) -> None:
@@ -104,7 +104,7 @@ def test_hostile_host_names_are_escaped_everywhere(client: Client) -> None:
     rng = np.random.default_rng(5)
     app = make_app(end_time=NOW - dt.timedelta(minutes=30))
     add_host_tasks(app, HOSTILE, rng.normal(1.5, 1.0, 40))
-    host_ranking.rank_hosts_snapshots(now=NOW + dt.timedelta(hours=1), windows=["24h"])
+    host_services.rank_hosts_snapshots(now=NOW + dt.timedelta(hours=1), windows=["24h"])
     for query in ({}, {"host": HOSTILE}):
         text = client.get("/hosts/", query).content.decode()
         assert HOSTILE not in text

@@ -27,7 +27,7 @@ from analyzer.stages import selectors as stage_selectors
 from webui.api.errors import COMMON, ErrorSerializer, query_flag
 from webui.api.serializers import HistorySerializer
 from webui.api.struct_schema import StructField
-from webui.presenters import stages as stage_localization
+from webui.presenters import stages as stage_presenter
 
 
 class SlowHostSerializer(serializers.Serializer[Any]):
@@ -167,7 +167,7 @@ class StageAnomaliesQuerySerializer(serializers.Serializer[Any]):
 def history_stage_anomalies(by: str, value: str, cluster: str) -> list[dict[str, Any]]:
     """The history API's ``stage_anomalies``: the stored results of the templates of its runs."""
     templates = stage_selectors.templates_for_history(by, value, cluster)
-    return stage_localization.localization_views(templates=templates, cluster=cluster)
+    return stage_presenter.localization_views(templates=templates, cluster=cluster)
 
 
 class StageAnomaliesView(APIView):
@@ -194,7 +194,7 @@ class StageAnomaliesView(APIView):
         template, cluster = query.validated_data["template"], query.validated_data.get("cluster", "")
         # PostgreSQL text cannot hold NUL, so nothing stored has one: such a request matches nothing.
         nul = "\x00" in template or "\x00" in cluster
-        views = [] if nul else stage_localization.localization_views(templates=[template], cluster=cluster)
+        views = [] if nul else stage_presenter.localization_views(templates=[template], cluster=cluster)
         if not views:
             on = f" on cluster {cluster[:64]!r}" if cluster else ""
             raise exceptions.NotFound(

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from webui.api import executors as executor_anomaly
+from webui.api import executors as executor_api
 from webui.api import hosts, views
 from webui.api import stages as stage_anomalies
 
@@ -12,7 +12,7 @@ urlpatterns = [
     re_path(r"^apps/(?P<app_id>.+)/attribution$", views.AppAttributionView.as_view(), name="app_attribution"),
     re_path(
         r"^apps/(?P<app_id>.+)/executor-anomalies$",
-        executor_anomaly.AppExecutorAnomalyView.as_view(),
+        executor_api.AppExecutorAnomalyView.as_view(),
         name="app_executor_anomalies",
     ),
     path("apps/<path:app_id>", views.AppDetailView.as_view(), name="app_detail"),

@@ -14,7 +14,7 @@ from typing import Any, Final
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from analyzer.attribution import selectors as attribution_data
+from analyzer.attribution import selectors as attribution_selectors
 from analyzer.attribution.services import DEFAULT_MIN_RUNS, DEFAULT_MIN_TEMPLATES, TooFewRuns, attribution_train
 from appmodel.formatting import terminal_decimal_size
 
@@ -63,7 +63,7 @@ class Command(BaseCommand):
                 self.stderr.write(f"hindsight: {error}")
                 raise SystemExit(1) from None
         v = trained.version
-        bar_text = f"{attribution_data.max_mare():.2f}"
+        bar_text = f"{attribution_selectors.max_mare():.2f}"
         self.stdout.write(
             f"Stored attribution model version {v.pk}: held-out MARE {v.mare:.3f}, {v.n_runs} runs "
             f"({v.n_train} trained, {v.n_holdout} held out), {v.n_templates} templates "

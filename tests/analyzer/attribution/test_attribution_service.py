@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.test import override_settings
 from factories import NOW, make_app
 
-from analyzer.attribution import selectors as attribution_data
+from analyzer.attribution import selectors as attribution_selectors
 from analyzer.attribution.selectors import NO_MODEL, app_attribution, serving_version
 from analyzer.attribution.services import TooFewRuns, attribution_train, prune
 from analyzer.models import AttributionModelVersion, Cluster
@@ -51,7 +51,7 @@ def test_training_stores_a_version_with_its_window_counts_error_and_model(histor
     assert v.window_start <= v.window_end
     assert v.size_bytes == len(bytes(v.blob)) > 0
     assert v.train_seconds > 0
-    assert attribution_data.load_model(v).features == v.features
+    assert attribution_selectors.load_model(v).features == v.features
 
 
 def test_the_newest_version_whose_mare_passes_the_bar_serves() -> None:

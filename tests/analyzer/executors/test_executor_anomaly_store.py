@@ -9,11 +9,11 @@ import pytest
 from factories import store_spark_app
 
 from analysis.pipeline import analyze
-from analyzer.executors import services as executor_store
+from analyzer.executors import services as executor_services
 from analyzer.models import AnalyzedApp, Cluster, ExecutorAnomalyReport
 from analyzer.services import report_store
 from tests.spark_app_builder import build_app
-from webui.presenters import executors as executor_anomaly
+from webui.presenters import executors as executor_presenter
 
 pytestmark = pytest.mark.django_db
 
@@ -82,7 +82,10 @@ def test_a_local_mode_app_stores_no_ranking_and_no_executor_rows():
     assert stored.model == "none"
     assert stored.features == []
     assert stored.ranking["executors"] == []
-    assert executor_anomaly.executor_anomaly_panel(app) == {"state": "local", "message": executor_anomaly.NO_EXECUTORS}
+    assert executor_presenter.executor_anomaly_panel(app) == {
+        "state": "local",
+        "message": executor_presenter.NO_EXECUTORS,
+    }
 
 
 def test_a_mapreduce_job_gets_no_executor_anomaly_report():
@@ -90,7 +93,7 @@ def test_a_mapreduce_job_gets_no_executor_anomaly_report():
     report = dataclasses.replace(analyze(spark, _Empty()), app_type="MAPREDUCE", executor_anomaly={})
     app = report_store(report=report, source="/jhs/job_1")
     assert not ExecutorAnomalyReport.objects.filter(app=app).exists()
-    assert executor_anomaly.executor_anomaly_panel(app) is None
+    assert executor_presenter.executor_anomaly_panel(app) is None
 
 
 def test_storing_the_app_again_replaces_its_report():
@@ -106,7 +109,7 @@ def test_a_failing_ranking_becomes_a_warning_and_the_app_is_still_stored(monkeyp
         ExecutorAnomalyReport.objects.create(app_id=-1)  # a database error inside the savepoint
         raise AssertionError("not reached")
 
-    monkeypatch.setattr(executor_store, "_store", broken)
+    monkeypatch.setattr(executor_services, "_store", broken)
     app = store_spark_app()
     app.refresh_from_db()
     assert any(w.startswith("executor anomalies could not be ranked") for w in app.warnings)
@@ -123,7 +126,7 @@ def test_a_failing_analysis_input_is_a_warning_and_the_panel_says_why(monkeypatc
     monkeypatch.setattr(library, "analysis_input", broken)
     app = store_spark_app()
     assert any("executor anomaly input could not be computed" in w for w in app.warnings)
-    panel = executor_anomaly.executor_anomaly_panel(app)
+    panel = executor_presenter.executor_anomaly_panel(app)
     assert panel is not None
     assert panel["state"] == "unranked"
     assert any("could not be computed" in w for w in panel["warnings"])

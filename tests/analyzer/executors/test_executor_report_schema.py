@@ -17,7 +17,7 @@ from analyzer.executors import selectors as executor_selectors
 from analyzer.models import AnalyzedApp, ExecutorAnomalyReport
 from analyzer.stored_results import ResultShapeError, typed
 from tests.spark_app_builder import build_app
-from webui.presenters import executors as executor_anomaly
+from webui.presenters import executors as executor_presenter
 
 pytestmark = pytest.mark.django_db
 
@@ -147,7 +147,7 @@ def test_a_ranking_with_a_wrongly_typed_value_is_refused_before_it_is_stored() -
 def test_the_panel_of_a_decoded_report_keeps_its_shape() -> None:
     app = store_spark_app(executors=12, slow_executor="7")
 
-    panel = executor_anomaly.executor_anomaly_panel(app)
+    panel = executor_presenter.executor_anomaly_panel(app)
 
     assert panel is not None
     assert panel["state"] == "ranked"

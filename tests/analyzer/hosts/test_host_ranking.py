@@ -14,7 +14,7 @@ from factories import NOW, add_host_tasks, make_app
 
 from analysis.pipeline import analyze
 from analyzer.hosts import selectors as host_selectors
-from analyzer.hosts import services as host_ranking
+from analyzer.hosts import services as host_services
 from analyzer.models import AnalyzedApp, AppHostTasks, Cluster, HostRank, HostRankingSnapshot
 from analyzer.services import report_store
 from analyzer.tasks import rank_hosts_task
@@ -46,7 +46,7 @@ def fleet(
 
 def test_a_fleet_with_one_slow_host_gives_it_level_zero_and_the_straggler_flag() -> None:
     apps = fleet()
-    [outcome] = host_ranking.rank_hosts_snapshots(now=NOW, windows=["24h"])
+    [outcome] = host_services.rank_hosts_snapshots(now=NOW, windows=["24h"])
     snapshot = outcome.snapshot
     assert snapshot is not None
     assert (snapshot.n_hosts, snapshot.n_ranked, snapshot.n_apps, snapshot.n_tasks) == (12, 12, 4, 12 * 4 * 40)
@@ -63,7 +63,7 @@ def test_a_fleet_with_one_slow_host_gives_it_level_zero_and_the_straggler_flag()
 def test_windows_select_apps_by_their_end() -> None:
     fleet(ended=NOW - dt.timedelta(days=3))  # in the 7-day window only
     fleet(ended=NOW, slow="node-02", seed=1)
-    outcomes = {o.window: o for o in host_ranking.rank_hosts_snapshots(now=NOW, windows=["24h", "7d"])}
+    outcomes = {o.window: o for o in host_services.rank_hosts_snapshots(now=NOW, windows=["24h", "7d"])}
     assert outcomes["24h"].snapshot is not None
     assert outcomes["7d"].snapshot is not None
     assert (outcomes["24h"].snapshot.n_apps, outcomes["7d"].snapshot.n_apps) == (4, 8)
@@ -73,7 +73,7 @@ def test_windows_select_apps_by_their_end() -> None:
 
 def test_a_window_without_tasks_stores_nothing_and_says_so() -> None:
     fleet(ended=NOW - dt.timedelta(days=30))
-    [outcome] = host_ranking.rank_hosts_snapshots(now=NOW, windows=["24h"])
+    [outcome] = host_services.rank_hosts_snapshots(now=NOW, windows=["24h"])
     assert outcome.snapshot is None
     assert outcome.reason == "no tasks in the window"
     assert not HostRankingSnapshot.objects.exists()
@@ -82,7 +82,7 @@ def test_a_window_without_tasks_stores_nothing_and_says_so() -> None:
 def test_end_latest_ranks_old_logs_at_their_last_app_end() -> None:
     old = NOW - dt.timedelta(days=400)
     fleet(ended=old)
-    [outcome] = host_ranking.rank_hosts_snapshots(now=NOW, windows=["24h"], end="latest")
+    [outcome] = host_services.rank_hosts_snapshots(now=NOW, windows=["24h"], end="latest")
     assert outcome.snapshot is not None
     assert outcome.snapshot.window_end == old
     assert outcome.snapshot.computed_at == NOW
@@ -92,7 +92,7 @@ def test_each_cluster_is_ranked_on_its_own_and_files_form_their_own_fleet() -> N
     prod = Cluster.objects.create(name="prod")
     fleet(cluster=prod, slow="node-03")
     fleet(cluster=None, slow="node-09", seed=2)
-    outcomes = host_ranking.rank_hosts_snapshots(now=NOW, windows=["24h"])
+    outcomes = host_services.rank_hosts_snapshots(now=NOW, windows=["24h"])
     by_cluster = {o.cluster: o.snapshot for o in outcomes}
     assert set(by_cluster) == {None, "prod"}
     flagged = {
@@ -100,17 +100,17 @@ def test_each_cluster_is_ranked_on_its_own_and_files_form_their_own_fleet() -> N
         for name, s in by_cluster.items()
     }
     assert flagged == {"prod": {"node-03"}, None: {"node-09"}}
-    only = host_ranking.rank_hosts_snapshots(now=NOW, windows=["24h"], cluster="prod")
+    only = host_services.rank_hosts_snapshots(now=NOW, windows=["24h"], cluster="prod")
     assert [o.cluster for o in only] == ["prod"]
-    with pytest.raises(host_ranking.UnknownCluster):
-        host_ranking.rank_hosts_snapshots(now=NOW, windows=["24h"], cluster="nope")
+    with pytest.raises(host_services.UnknownCluster):
+        host_services.rank_hosts_snapshots(now=NOW, windows=["24h"], cluster="nope")
 
 
 @override_settings(HINDSIGHT_HOSTS_KEEP_SNAPSHOTS=2)
 def test_only_the_newest_snapshots_per_cluster_and_window_are_kept() -> None:
     fleet()
     for hour in range(4):
-        host_ranking.rank_hosts_snapshots(now=NOW + dt.timedelta(hours=hour), windows=["24h", "7d"])
+        host_services.rank_hosts_snapshots(now=NOW + dt.timedelta(hours=hour), windows=["24h", "7d"])
     kept = HostRankingSnapshot.objects.filter(window="24h").order_by("computed_at")
     assert [s.computed_at for s in kept] == [NOW + dt.timedelta(hours=2), NOW + dt.timedelta(hours=3)]
     assert HostRankingSnapshot.objects.filter(window="7d").count() == 2
@@ -120,7 +120,7 @@ def test_only_the_newest_snapshots_per_cluster_and_window_are_kept() -> None:
 @override_settings(HINDSIGHT_HOSTS_MAX_TASKS_PER_HOST=100)
 def test_long_windows_cap_the_z_scores_per_host_but_count_every_task() -> None:
     apps = fleet(apps=5)  # 200 z-scores per host
-    [outcome] = host_ranking.rank_hosts_snapshots(now=NOW, windows=["7d"])
+    [outcome] = host_services.rank_hosts_snapshots(now=NOW, windows=["7d"])
     # Only the shortest window's ranking (right after the app ended) sets the apps' straggler share.
     assert AnalyzedApp.objects.get(pk=apps[0].pk).straggler_task_share is None
     assert outcome.snapshot is not None
@@ -131,7 +131,7 @@ def test_long_windows_cap_the_z_scores_per_host_but_count_every_task() -> None:
 def test_the_trend_and_histogram_of_a_straggler_host_come_from_its_snapshots() -> None:
     fleet()
     for hour in range(3):
-        host_ranking.rank_hosts_snapshots(now=NOW + dt.timedelta(hours=hour), windows=["24h"])
+        host_services.rank_hosts_snapshots(now=NOW + dt.timedelta(hours=hour), windows=["24h"])
     trend = host_selectors.host_trend("node-07", host_selectors.NO_CLUSTER)
     assert [p["level"] for p in trend["24h"]] == [0, 0, 0]
     assert [p["computed_at"] for p in trend["24h"]] == [NOW + dt.timedelta(hours=h) for h in range(3)]

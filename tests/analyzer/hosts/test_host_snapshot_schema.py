@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 from analysis.hosts import RankingConfig, rank_hosts
 from analyzer.hosts import schema
 from analyzer.hosts import selectors as host_selectors
-from analyzer.hosts import services as host_ranking
+from analyzer.hosts import services as host_services
 from analyzer.models import HostRankingSnapshot
 from analyzer.stored_results import typed
 
@@ -31,7 +31,7 @@ def ranked_fleet() -> HostRankingSnapshot:
         app = make_app(end_time=NOW - dt.timedelta(minutes=a))
         for h in range(12):
             add_host_tasks(app, f"node-{h:02d}", rng.normal(1.5 if h == 7 else 0.0, 1.0, 40))
-    [outcome] = host_ranking.rank_hosts_snapshots(now=NOW, windows=["24h"])
+    [outcome] = host_services.rank_hosts_snapshots(now=NOW, windows=["24h"])
     assert outcome.snapshot is not None
     return outcome.snapshot
 
