@@ -163,6 +163,27 @@ def page_value(value: Any) -> str:
     return json_text(value)
 
 
+def page_setting(value: Any) -> str:
+    """A configured value as the help pages write a heuristic's setting: "yes"/"no", a whole float without its ".0"
+    ("3", not "3.0"), other numbers and strings as Python writes them (no separators, no rounding: a setting reads
+    as it is typed in the YAML), a flat list joined by ", ", anything else as JSON."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, int | float | str):
+        return str(value)
+    if isinstance(value, list | tuple) and all(isinstance(v, int | float | str) for v in value):
+        return ", ".join(page_setting(v) for v in value)
+    return json.dumps(value, default=str, ensure_ascii=False)
+
+
+def page_z_score(value: float | None) -> str:
+    """A z-score (a host's slowness in standard deviations) with two decimals and a true minus sign, U+2212, rather
+    than a hyphen ("0.50", "\N{MINUS SIGN}1.25"); :data:`MISSING` for None."""
+    return MISSING if value is None else f"{value:.2f}".replace("-", "\N{MINUS SIGN}")
+
+
 def json_text(value: Any) -> str:
     """A stored JSON value as text: a string as it is, anything else as compact JSON (non-ASCII kept)."""
     return value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)

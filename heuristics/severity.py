@@ -11,6 +11,8 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from appmodel.coerce import is_number
+
 
 class Severity(IntEnum):
     NONE = 0
@@ -133,6 +135,18 @@ class Descending(Thresholds):
 
     __slots__ = ()
     default_ascending = False
+
+
+def is_four_levels(value: object) -> bool:
+    """Whether a configured or stored value is four threshold levels (low, moderate, severe, critical).
+
+    The one rule for every page and answer that tells thresholds from other settings: a list or tuple of exactly
+    four finite numbers, the form :meth:`Thresholds.as_config` writes (and so ``config_as_dict`` and a stored
+    finding's ``thresholds``). A bool is not a number here, nor is a string holding one: ``appmodel.coerce``'s
+    rule, since neither a loaded config nor a stored result ever writes thresholds that way; NaN and the
+    infinities are not levels either (``Thresholds`` refuses them, and stored JSON spells them as null or "inf").
+    """
+    return isinstance(value, list | tuple) and len(value) == 4 and all(is_number(v) and math.isfinite(v) for v in value)
 
 
 def _rebuild(cls: type[Thresholds], values: tuple[float, ...], ascending: bool) -> Thresholds:

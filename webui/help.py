@@ -7,13 +7,14 @@ blocks here and always rendered escaped.
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from analysis import metrics as metrics_module
+from appmodel.formatting import page_setting
+from heuristics.severity import is_four_levels
 
 logger = logging.getLogger(__name__)
 
@@ -104,22 +105,6 @@ def metrics_explanation() -> list[TextBlock]:
     return [b for b in blocks if not (b.kind == "p" and b.lines[0].startswith("Definitions ("))]
 
 
-def _config_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, int | float | str):
-        return str(value)
-    if isinstance(value, list | tuple) and all(isinstance(v, int | float | str) for v in value):
-        return ", ".join(_config_text(v) for v in value)
-    return json.dumps(value, default=str, ensure_ascii=False)
-
-
-def _is_four_levels(value: Any) -> bool:
-    return isinstance(value, list | tuple) and len(value) == 4 and all(isinstance(v, int | float) for v in value)
-
-
 def _describe(heuristic: Any) -> HeuristicHelp:
     help_text = str(getattr(heuristic, "help_text", "") or "")
     blocks = text_blocks(help_text)
@@ -136,8 +121,8 @@ def _describe(heuristic: Any) -> HeuristicHelp:
         app_types=app_types,
         summary=summary,
         blocks=blocks,
-        levels=[(str(k), [_config_text(v) for v in value]) for k, value in config.items() if _is_four_levels(value)],
-        settings=[(str(k), _config_text(value)) for k, value in config.items() if not _is_four_levels(value)],
+        levels=[(str(k), [page_setting(v) for v in value]) for k, value in config.items() if is_four_levels(value)],
+        settings=[(str(k), page_setting(value)) for k, value in config.items() if not is_four_levels(value)],
     )
 
 

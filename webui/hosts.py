@@ -19,6 +19,7 @@ from django.views.decorators.http import require_safe
 from analyzer.hosts import selectors as host_selectors
 from analyzer.hosts.schema import HostRecord
 from analyzer.stored_results import UnreadableResult
+from appmodel.formatting import page_z_score
 
 HOSTS_PER_PAGE: Final = 100
 MAX_STRAGGLER_CHARTS: Final = 12  # each straggler's histogram is a chart; more are listed in the table only
@@ -43,17 +44,13 @@ def _param(request: HttpRequest, name: str, limit: int = 255) -> str:
     return request.GET.get(name, "").replace("\x00", "").strip()[:limit]
 
 
-def _z(value: Any) -> str:
-    return "—" if value is None else f"{value:.2f}".replace("-", "\N{MINUS SIGN}")
-
-
 def histogram_chart(histogram: host_selectors.HostHistogram, host: str, family: str | None) -> dict[str, Any]:
     """The ``host-histogram`` chart's data (webui/static/webui/charts.js)."""
     edges = histogram.edges
     return {
         "host": host,
-        "labels": [f"{_z(edges[i])} to {_z(edges[i + 1])}" for i in range(len(edges) - 1)],
-        "ticks": [_z(edges[i]) for i in range(len(edges) - 1)],
+        "labels": [f"{page_z_score(edges[i])} to {page_z_score(edges[i + 1])}" for i in range(len(edges) - 1)],
+        "ticks": [page_z_score(edges[i]) for i in range(len(edges) - 1)],
         "counts": histogram.counts,
         "expected": histogram.expected,
         "family": FAMILY_NAMES.get(family or "", family or ""),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import timedelta
 from functools import cached_property
 
@@ -36,6 +35,9 @@ from webui.forms import (
 )
 from webui.presenters import attribution as attribution_presenter
 from webui.presenters import charts
+from webui.presenters import flows as flow_presenter
+from webui.presenters import metrics as metrics_presenter
+from webui.presenters import sources as sources_presenter
 from webui.presenters import stages as stage_presenter
 from webui.presenters.executors import executor_anomaly_panel
 
@@ -106,6 +108,7 @@ def app_report(request: HttpRequest, pk: int) -> HttpResponse:
         "report": report,
         "app": report.app,
         "attempts": report_selectors.app_attempts(app=report.app),
+        "metrics": metrics_presenter.app_metrics(report.app.app_type, report.metric_values),
         "stage_charts": charts.flagged_stage_charts(report),
         "timeline": charts.executor_timeline(report),
         "attribution": attribution,
@@ -121,7 +124,7 @@ def app_report(request: HttpRequest, pk: int) -> HttpResponse:
 def help_index(request: HttpRequest) -> HttpResponse:
     context = {
         "catalog": help_content.heuristic_catalog(),
-        "metrics": report_selectors.metric_help(),
+        "metrics": metrics_presenter.metric_help(),
         "metrics_explanation": help_content.metrics_explanation(),
     }
     return render(request, "webui/help_index.html", context)
@@ -143,7 +146,7 @@ def attribution_versions(request: HttpRequest) -> HttpResponse:
 @require_safe
 def sources(request: HttpRequest) -> HttpResponse:
     overview = source_selectors.sources_overview(now=timezone.now())
-    return render(request, "webui/sources.html", {"clusters": overview})
+    return render(request, "webui/sources.html", {"clusters": sources_presenter.sources_page(overview)})
 
 
 # Flow runs, histories, comparisons and users. Ids travel as query parameters (they hold slashes and colons).
@@ -158,22 +161,13 @@ def flow_execution(request: HttpRequest) -> HttpResponse:
     run = flow_selectors.flow_execution(flow_exec_id=flow_exec_id, cluster=cluster)
     if run is None:
         return _not_found(request, f"No analyzed app belongs to flow execution “{flow_exec_id}”.")
-    codes = _codes(run.heuristics.values())
     context = {
         "run": run,
         "cluster": cluster,
-        "codes": codes,
+        "codes": flow_presenter.finding_codes(run.heuristics.values()),
         "previous": flow_selectors.previous_flow_execution(run=run, cluster=cluster),
     }
     return render(request, "webui/flow_execution.html", context)
-
-
-def _codes(findings: Iterable[dict[str, int]]) -> list[str]:
-    # Heuristic codes in the order they first appear (the analysis's order), each once.
-    seen: dict[str, None] = {}
-    for by_code in findings:
-        seen.update(dict.fromkeys(by_code))
-    return list(seen)
 
 
 HISTORY_TITLES = {"job_def_id": "Job history", "flow_def_id": "Flow history", "template": "Template history"}
@@ -190,8 +184,6 @@ def history(request: HttpRequest) -> HttpResponse:
         points = flow_selectors.flow_history(flow_def_id=data[by], cluster=cluster, limit=limit)
     else:
         points = flow_selectors.job_history(**{by: data[by]}, cluster=cluster, limit=limit)
-    codes = _codes(point.heuristics for point in points)
-    strip = [(code, [(point, point.heuristics.get(code)) for point in points]) for code in codes]
     context = {
         "by": by,
         "value": data[by],
@@ -200,7 +192,7 @@ def history(request: HttpRequest) -> HttpResponse:
         "limit": limit,
         "points": points,
         "latest_first": points[::-1],
-        "strip": strip,
+        "strip": flow_presenter.severity_strip(points),
         "chart_data": charts.history_chart_data(points),
         "stage_anomalies": stage_presenter.history_section(by, data[by], cluster) if points else None,
     }

@@ -1,5 +1,7 @@
-"""One app's report: its findings, stages (in the requested sort), executors, metrics with their labels and units,
-redacted properties and warnings, the other stored attempts of the app, and the ResourceManager's view of it.
+"""One app's report: its findings, stages (in the requested sort), executors, metric values, redacted properties
+and warnings, the other stored attempts of the app, and the ResourceManager's view of it.
+
+The metrics' labels, units and order are the page's (``webui.presenters.metrics``).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from urllib.parse import urlsplit
 
 from django.db.models import F, Prefetch
 
-from analysis.metrics import metric_definitions
 from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicResult, Severity, StageSummary
 from appmodel.coerce import is_number, opt_int, opt_str
 from appmodel.formatting import json_text
@@ -35,75 +36,19 @@ STAGE_SORT_FIELDS: Final[dict[str, str]] = {
 DEFAULT_STAGE_SORT: Final = "stage"
 
 
-@dataclass(frozen=True, slots=True)
-class MetricValue:
-    """One app-level metric as the report shows it; ``value`` is None when the log did not tell."""
-
-    key: str
-    label: str
-    value: float | int | str | None
-    unit: str  # "ms", "gb_hours", "ratio", "bytes", "count" or "" (shown as is)
-    definition: str = ""
-    key_metric: bool = False  # one of the few shown first and large
-
-    @property
-    def help_anchor(self) -> str:
-        return f"metric-{self.key}"
+MetricScalar = float | int | str | None
 
 
-# The metrics a report leads with, and their display labels.
-KEY_METRICS: Final[dict[str, str]] = {
-    "runtime_ms": "Runtime",
-    "used_gb_hours": "Used resources",
-    "wasted_gb_hours": "Wasted resources",
-    "core_utilization": "Core utilization",
-    "first_task_delay_ms": "First task delay",
-}
-# analysis.metrics unit names -> display units.
-_UNITS: Final[dict[str, str]] = {"ms": "ms", "GiB-hours": "gb_hours", "bytes": "bytes"}
-
-
-def _metric_unit(key: str, declared: str = "") -> str:
-    if declared in _UNITS:
-        return _UNITS[declared]
-    if key.endswith("_ms"):
-        return "ms"
-    if key.endswith("_bytes"):
-        return "bytes"
-    if key.endswith("_gb_hours"):
-        return "gb_hours"
-    if key.endswith(("_ratio", "_utilization", "_fraction")):
-        return "ratio"
-    if key.startswith(("num_", "max_concurrent_")):
-        return "count"
-    return ""
-
-
-def _metric_label(key: str) -> str:
-    if key in KEY_METRICS:
-        return KEY_METRICS[key]
-    stem = key.removeprefix("num_")
-    for suffix in ("_ms", "_bytes", "_gb_hours"):
-        stem = stem.removesuffix(suffix)
-    return stem.replace("_", " ").capitalize()
-
-
-def _scalar(value: Any) -> float | int | str | None:
+def _scalar(value: Any) -> MetricScalar:
     if value is None or is_number(value):
         return value
     return json_text(value)
 
 
-def metric_help() -> list[tuple[str, str, str]]:
-    """(key, label, definition) of every metric the analysis computes, in display order."""
-    return [(name, _metric_label(name), doc) for name, _unit, doc in metric_definitions("ALL") if name != "notes"]
-
-
-def app_metrics(app: AnalyzedApp) -> list[MetricValue]:
-    """The app's metrics in the analysis's display order, key metrics first; stored keys it does not know last.
-
-    Values come from the ``metrics`` JSON (None when the log did not tell); the runtime and GB-hour columns fill
-    in keys it lacks.
+def metric_values(app: AnalyzedApp) -> dict[str, MetricScalar]:
+    """The app's metrics by key, as stored: a number as it is, anything else as its JSON text, None when the log did
+    not tell. The runtime and GB-hour columns fill in keys the ``metrics`` JSON lacks; its ``notes`` are
+    :func:`_metric_notes`'s. Labels, units and order are the presenter's (``webui.presenters.metrics``).
     """
     stored: Mapping[str, Any] = app.metrics if isinstance(app.metrics, dict) else {}
     columns: dict[str, Any] = {
@@ -111,19 +56,7 @@ def app_metrics(app: AnalyzedApp) -> list[MetricValue]:
         "used_gb_hours": app.used_gb_hours,
         "wasted_gb_hours": app.wasted_gb_hours,
     }
-    definitions = {name: (unit, doc) for name, unit, doc in metric_definitions(app.app_type)}
-    order = [*KEY_METRICS, *(name for name in definitions if name not in KEY_METRICS)]
-    order += sorted(key for key in stored if key not in definitions)
-    shown: list[MetricValue] = []
-    for key in order:
-        if key == "notes":
-            continue
-        unit, doc = definitions.get(key, ("", ""))
-        value = stored[key] if key in stored else columns.get(key)
-        shown.append(
-            MetricValue(key, _metric_label(key), _scalar(value), _metric_unit(key, unit), doc, key in KEY_METRICS)
-        )
-    return shown
+    return {key: _scalar(value) for key, value in {**columns, **stored}.items() if key != "notes"}
 
 
 def _metric_notes(app: AnalyzedApp) -> list[str]:
@@ -141,7 +74,7 @@ class AppReport:
     failed_stages: list[StageSummary]  # those with a failure reason, by stage id
     executors: list[ExecutorSummary]
     removed_executors: list[ExecutorSummary]  # those with a removal reason
-    metrics: list[MetricValue]
+    metric_values: dict[str, MetricScalar]  # by key, as stored (see metric_values)
     metric_notes: list[str]  # why a metric is missing or estimated
     properties: list[tuple[str, str]]  # redacted Spark properties, by key
     warnings: list[str]
@@ -198,7 +131,7 @@ def app_report(*, pk: int, stage_sort: str = DEFAULT_STAGE_SORT) -> AppReport | 
         failed_stages=sorted((s for s in stages if s.failure_reason), key=lambda s: (s.stage_id, s.attempt_id)),
         executors=executors,
         removed_executors=[e for e in executors if e.removed_reason],
-        metrics=app_metrics(app),
+        metric_values=metric_values(app),
         metric_notes=_metric_notes(app),
         properties=sorted((str(key), json_text(value)) for key, value in properties.items()),
         warnings=[json_text(w) for w in warnings if w not in (None, "")],

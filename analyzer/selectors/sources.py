@@ -1,5 +1,6 @@
-"""The Sources page: every cluster with each source's polling state (checkpoint, apps behind, apps given up on and
-their errors) and its parameters as they may be shown, secrets masked.
+"""The Sources page's read model: every cluster with each source's polling state (checkpoint, apps behind, apps
+given up on and their errors) and its parameters, secrets masked. How they read (the state in a word, a
+parameter as text) is decided in ``webui.presenters.sources``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from django.db.models import Count, F, Min, Q, Window
 from django.db.models.functions import RowNumber
 
 from analyzer.models import AppClaim, ClaimState, Cluster, Source
-from appmodel.formatting import json_text
 from appmodel.redaction import MASK, mask_secrets
 
 PENDING_STATES: Final = (ClaimState.RETRY, ClaimState.CLAIMED)
@@ -23,19 +23,31 @@ def _masked(text: str, secrets: Any) -> str:
     return mask_secrets(text, secrets.values() if isinstance(secrets, dict) else ())
 
 
-def source_params_shown(source: Source) -> list[tuple[str, str]]:
-    """A source's parameters as they may be shown, by name: secrets masked, as ``source_describe`` does."""
+def mask_source_secrets(text: str, source: Source) -> str:
+    """``text`` (a parameter as written for a page) with ``source``'s secret values and any ``user:pass@`` of a URL
+    replaced by the mask: what may be shown of a text that could hold them."""
+    return _masked(text, source.secrets)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceParam:
+    """One parameter of a source, as ``source_describe`` lists it: a secret's value is never here, only that it is
+    one (its ``value`` is the mask)."""
+
+    name: str
+    value: Any  # the stored JSON value; the mask for a secret
+    secret: bool
+
+
+def source_params(source: Source) -> list[SourceParam]:
+    """A source's parameters by name, its secrets included by name only (as ``source_describe`` does). Their text
+    is the page's (``webui.presenters.sources``), masked again by :func:`mask_source_secrets`."""
     params = source.params if isinstance(source.params, dict) else {}
     secrets = source.secrets if isinstance(source.secrets, dict) else {}
-    shown: list[tuple[str, str]] = []
-    for name, value in sorted({**params, **dict.fromkeys(secrets, MASK)}.items()):
-        if name in secrets:
-            shown.append((str(name), MASK))
-            continue
-        items = value if isinstance(value, list) else [value]
-        text = ", ".join(json_text(v) if not isinstance(v, bool) else ("yes" if v else "no") for v in items)
-        shown.append((str(name), _masked(text, secrets)))
-    return shown
+    return [
+        SourceParam(str(name), value, name in secrets)
+        for name, value in sorted({**params, **dict.fromkeys(secrets, MASK)}.items())
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +64,12 @@ class FailedApp:
 
 @dataclass(frozen=True, slots=True)
 class SourceStatus:
+    """A source's polling state as facts (whether it is enabled, its last poll and last success are ``source``'s own
+    fields); the word that sums them up ("ok", "error", ...) is the presenter's (``webui.presenters.sources``)."""
+
     source: Source
     backend_label: str
-    params: list[tuple[str, str]]  # secrets masked
+    params: list[SourceParam]  # secrets by name only
     checkpoint: datetime | None
     checkpoint_lag_s: float | None
     behind: int  # apps listed and not analyzed yet (waiting or being analyzed)
@@ -62,17 +77,6 @@ class SourceStatus:
     failed: int  # apps given up on
     last_error: str  # secrets masked
     recent_failures: list[FailedApp]
-
-    @property
-    def state(self) -> str:
-        """One word for the source, shown as text beside any colour: disabled, error, never polled, ok."""
-        if not self.source.enabled:
-            return "disabled"
-        if self.last_error:
-            return "error"
-        if self.source.last_success_at is None:
-            return "never polled"
-        return "ok"
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +140,7 @@ def sources_overview(*, now: datetime, failures_per_source: int = 5) -> list[Clu
                 SourceStatus(
                     source=source,
                     backend_label=source.get_backend_display(),
-                    params=source_params_shown(source),
+                    params=source_params(source),
                     checkpoint=checkpoint,
                     checkpoint_lag_s=max(0.0, (now - checkpoint).total_seconds()) if checkpoint else None,
                     behind=row.get("behind", 0),

@@ -22,8 +22,10 @@ from appmodel.formatting import (
     page_gb_hours,
     page_mebibytes,
     page_percent,
+    page_setting,
     page_share,
     page_value,
+    page_z_score,
     terminal_decimal_size,
     terminal_duration,
     terminal_gb_hours,
@@ -142,6 +144,23 @@ def test_a_page_writes_gb_hours_with_three_decimals() -> None:
 )  # fmt: skip
 def test_a_page_writes_any_stored_json_value_as_one_line(value: Any, text: str) -> None:
     assert page_value(value) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(True, "yes"), (False, "no"), (3.0, "3"), (0.125, "0.125"), (1234, "1234"), (12345.5, "12345.5"), ("1/8", "1/8"),
+     ([2, 4.0, 0.5, 16], "2, 4, 0.5, 16"), ((True, "a"), "yes, a"), ([], ""), ([1, None], "[1, null]"),
+     (None, "null"), ({"k": "é"}, '{"k": "é"}')],
+)  # fmt: skip
+def test_a_help_page_writes_a_setting_as_it_is_typed_without_separators_or_rounding(value: Any, text: str) -> None:
+    assert page_setting(value) == text
+
+
+def test_a_z_score_has_two_decimals_and_a_true_minus_sign() -> None:
+    assert page_z_score(1.234) == "1.23"
+    assert page_z_score(-0.5) == "\N{MINUS SIGN}0.50"
+    assert page_z_score(0.0) == "0.00"
+    assert page_z_score(None) == MISSING
 
 
 def test_json_text_keeps_strings_and_writes_the_rest_as_compact_json() -> None:

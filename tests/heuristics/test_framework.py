@@ -14,6 +14,7 @@ from appmodel.spark import Executor, SparkApp, StageAttempt, TaskColumns
 from heuristics import ConfigError, Heuristic, HeuristicResult, Registry, RegistryError, Severity, Thresholds
 from heuristics.base import HELP_SECTIONS
 from heuristics.config import DEFAULTS_PATH
+from heuristics.severity import is_four_levels
 from heuristics.units import format_bytes, format_duration, parse_size
 
 
@@ -341,3 +342,27 @@ def test_the_configured_suite_is_loaded_once_and_again_when_its_file_changes(tmp
     assert changed is not first
     assert changed.get("spark.spill") is not None
     assert changed.get("spark.stage_runtime") is None
+
+
+@pytest.mark.parametrize(
+    "value", [[1, 2, 3, 4], (0.5, 0.25, 0.125, 0.03125), [10, 4, 2, 1.5], Thresholds(1, 2, 3, 4).as_config()]
+)
+def test_four_finite_numbers_are_four_threshold_levels(value: Any) -> None:
+    assert is_four_levels(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [[1, 2, 3], [1, 2, 3, 4, 5], [True, False, True, False], [1, 2, 3, True], ["1", "2", "3", "4"],
+     [1, 2, 3, float("nan")], [1, 2, 3, float("inf")], [1, 2, 3, "inf"], [1, 2, 3, None], "1, 2, 3, 4",
+     {"low": 1, "moderate": 2, "severe": 3, "critical": 4}, 4, None],
+)  # fmt: skip
+def test_anything_else_is_a_setting_not_threshold_levels(value: Any) -> None:
+    assert not is_four_levels(value)
+
+
+def test_every_configured_threshold_is_four_levels_and_no_other_setting_is() -> None:
+    for heuristic in heuristics.load_suite().heuristics:
+        for name, value in heuristic.config_as_dict().items():
+            is_threshold = isinstance(getattr(heuristic.config, name), Thresholds)
+            assert is_four_levels(value) == is_threshold, (heuristic.code, name, value)

@@ -14,7 +14,7 @@ from pytest_django import DjangoAssertNumQueries
 
 from analyzer.ingestion.sources import MASK, cluster_add, source_describe
 from analyzer.models import AppClaim, ClaimState, Cluster, Source
-from analyzer.selectors.sources import source_params_shown
+from webui.presenters.sources import source_params_shown
 
 pytestmark = pytest.mark.django_db
 

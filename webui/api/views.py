@@ -28,6 +28,7 @@ from analyzer.selectors import flows as flow_selectors
 from analyzer.selectors import gate as gate_selectors
 from analyzer.selectors import report as report_selectors
 from analyzer.selectors import sources as source_selectors
+from heuristics.severity import is_four_levels
 from webui.api import serializers as api
 from webui.api.errors import BAD_REQUEST, COMMON, NOT_FOUND, ErrorSerializer, error_body
 from webui.api.filters import AppFilter
@@ -39,6 +40,7 @@ from webui.api.stages import (
     wants_stage_anomalies,
 )
 from webui.presenters import attribution as attribution_presenter
+from webui.presenters import sources as sources_presenter
 
 logger = logging.getLogger(__name__)
 
@@ -129,10 +131,6 @@ class AppAttributionView(APIView):
         return Response(api.AttributionSerializer(data, context={"request": request}).data)
 
 
-def _four_levels(value: Any) -> bool:
-    return isinstance(value, list | tuple) and len(value) == 4 and all(isinstance(v, int | float) for v in value)
-
-
 def _builtin(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _builtin(v) for k, v in value.items()}
@@ -172,9 +170,9 @@ class HeuristicCatalogView(APIView):
                     "help_text": help_text,
                     "help_url": request.build_absolute_uri(reverse("webui:help_heuristic", args=[heuristic.code])),
                     "thresholds": [
-                        {"setting": str(k), "levels": _builtin(v)} for k, v in config.items() if _four_levels(v)
+                        {"setting": str(k), "levels": _builtin(v)} for k, v in config.items() if is_four_levels(v)
                     ],
-                    "settings": {str(k): _builtin(v) for k, v in config.items() if not _four_levels(v)},
+                    "settings": {str(k): _builtin(v) for k, v in config.items() if not is_four_levels(v)},
                 }
             )
         return Response({"heuristics": entries, "error": None})
@@ -198,8 +196,8 @@ class ClusterListView(APIView):
                         "backend": source.backend,
                         "backend_label": status.backend_label,
                         "enabled": source.enabled,
-                        "state": status.state,
-                        "params": dict(status.params),
+                        "state": sources_presenter.source_state(status),
+                        "params": dict(sources_presenter.status_params_shown(status)),
                         "poll_interval_s": source.poll_interval_s,
                         "last_poll_at": source.last_poll_at,
                         "last_success_at": source.last_success_at,

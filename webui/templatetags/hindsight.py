@@ -15,7 +15,6 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from analyzer.models import Severity
-from analyzer.selectors.report import MetricValue
 from appmodel.coerce import opt_finite
 from appmodel.formatting import (
     MISSING,
@@ -29,8 +28,10 @@ from appmodel.formatting import (
     page_share,
     page_value,
 )
+from heuristics.severity import is_four_levels
 from webui.forms import DEFAULT_SORT, SORT_KEYS
 from webui.help import inline_segments
+from webui.presenters.metrics import MetricValue
 
 register = template.Library()
 
@@ -114,10 +115,6 @@ class FindingRows:
     settings: list[tuple[str, Any]]  # other configuration the heuristic applied
 
 
-def _is_four_thresholds(value: Any) -> bool:
-    return isinstance(value, list) and len(value) == 4 and all(opt_finite(v) is not None for v in value)
-
-
 @register.filter
 def finding_rows(result: Any) -> FindingRows:
     """A finding's observed values and thresholds, split into what was judged against four levels and the rest.
@@ -128,9 +125,7 @@ def finding_rows(result: Any) -> FindingRows:
     observed = result.observed if isinstance(result.observed, dict) else {}
     thresholds = result.thresholds if isinstance(result.thresholds, dict) else {}
     judged = [
-        (key, observed[key], value)
-        for key, value in thresholds.items()
-        if _is_four_thresholds(value) and key in observed
+        (key, observed[key], value) for key, value in thresholds.items() if is_four_levels(value) and key in observed
     ]
     judged_keys = {key for key, _, _ in judged}
     return FindingRows(

@@ -9,6 +9,7 @@ from factories import add_finding, make_app
 
 from analyzer.models import ExecutorSummary, Severity, StageSummary
 from analyzer.selectors import report as report_selectors
+from webui.presenters import metrics as metrics_presenter
 
 pytestmark = pytest.mark.django_db
 
@@ -93,13 +94,34 @@ def test_metrics_tolerate_missing_keys_and_keep_unknown_ones() -> None:
     report = report_selectors.app_report(pk=app.pk)
 
     assert report is not None
-    values = {m.key: m.value for m in report.metrics}
+    metrics = metrics_presenter.app_metrics(report.app.app_type, report.metric_values)
+    values = {m.key: m.value for m in metrics}
     assert values["runtime_ms"] == 5000
     assert values["used_gb_hours"] == 2.5
     assert values["core_utilization"] == 0.25
     assert values["first_task_delay_ms"] is None
     assert values["custom_thing"] == 7
-    assert [m.key for m in report.metrics if m.key_metric] == list(report_selectors.KEY_METRICS)
+    assert [m.key for m in metrics if m.key_metric] == list(metrics_presenter.KEY_METRICS)
+
+
+def test_metric_values_are_the_stored_ones_with_the_columns_filling_in_and_the_notes_apart() -> None:
+    app = make_app(
+        runtime_ms=5000,
+        used_gb_hours=2.5,
+        wasted_gb_hours=None,
+        metrics={"runtime_ms": 4000, "core_utilization": 0.25, "shape": {"a": [1]}, "notes": ["estimated"]},
+    )
+
+    report = report_selectors.app_report(pk=app.pk)
+
+    assert report is not None
+    assert report.metric_values == {
+        "runtime_ms": 4000,
+        "used_gb_hours": 2.5,
+        "wasted_gb_hours": None,
+        "core_utilization": 0.25,
+        "shape": '{"a": [1]}',
+    }
 
 
 def test_a_metric_the_log_did_not_tell_stays_unknown_and_the_notes_say_why() -> None:
@@ -108,7 +130,8 @@ def test_a_metric_the_log_did_not_tell_stays_unknown_and_the_notes_say_why() -> 
     report = report_selectors.app_report(pk=app.pk)
 
     assert report is not None
-    assert next(m.value for m in report.metrics if m.key == "used_gb_hours") is None
+    metrics = metrics_presenter.app_metrics(report.app.app_type, report.metric_values)
+    assert next(m.value for m in metrics if m.key == "used_gb_hours") is None
     assert report.metric_notes == ["spark.executor.memory missing"]
 
 
