@@ -1,9 +1,11 @@
-"""Typed stored results: how the research analyses' JSON columns are checked when written and decoded when read.
+"""Typed stored results: how the analyses' JSON columns are checked when written and decoded when read.
 
 Each analysis describes what it stores with msgspec Structs in ``analyzer/<analysis>/schema.py`` (one rule for all
 of them: the schema lives beside the storage that writes it, because what is stored is the library's result *plus*
-what the service adds, such as a localization's stage names or a snapshot's app count). This module is the one
-way those schemas are used:
+what the service adds, such as a localization's stage names or a snapshot's app count); the per-app report's
+fixed-shape JSON (a stage's histogram and task times per host, the parse statistics) is described in
+``analyzer/schema.py``, beside ``analyzer/services.py``, by the same rule. This module is the one way those schemas
+are used:
 
 * **On write**, :func:`validated` converts the library's plain data through the schema strictly (no string for a
   number, no ``true`` for a count) and refuses a key the schema does not name, then hands the data back
@@ -92,13 +94,6 @@ def _name(schema: Any) -> str:
 
 
 _CONTAINERS = (msgspec.Struct, list, tuple, dict)
-_NESTING = (
-    msgspec.inspect.StructType,
-    msgspec.inspect.ListType,
-    msgspec.inspect.TupleType,
-    msgspec.inspect.VarTupleType,
-    msgspec.inspect.DictType,
-)
 
 
 @functools.cache
@@ -110,9 +105,22 @@ def _layout(cls: type[msgspec.Struct]) -> tuple[frozenset[str], tuple[tuple[str,
         raise TypeError(f"{cls!r} is not a Struct")
 
     def nests(field_type: msgspec.inspect.Type) -> bool:
+        # Only a Struct ignores keys it has no field for (a dict keeps them all): a field whose type holds no Struct
+        # anywhere below (a list of numbers, a dict of counts) is not walked, so a big list of small rows checks
+        # at the speed of the conversion.
+        if isinstance(field_type, msgspec.inspect.StructType):
+            return True
+        if isinstance(field_type, msgspec.inspect.Metadata):  # Annotated[..., msgspec.Meta(...)]
+            return nests(field_type.type)
         if isinstance(field_type, msgspec.inspect.UnionType):
             return any(nests(member) for member in field_type.types)
-        return isinstance(field_type, _NESTING)
+        if isinstance(field_type, msgspec.inspect.TupleType):
+            return any(nests(item) for item in field_type.item_types)
+        if isinstance(field_type, msgspec.inspect.ListType | msgspec.inspect.VarTupleType):
+            return nests(field_type.item_type)
+        if isinstance(field_type, msgspec.inspect.DictType):
+            return nests(field_type.value_type)
+        return False
 
     names = frozenset(f.encode_name for f in info.fields)
     return names, tuple((f.encode_name, f.name) for f in info.fields if nests(f.type))

@@ -47,10 +47,10 @@ from django.db.models import Count, Max, QuerySet
 from django.utils import timezone
 
 from analyzer.models import AnalyzedApp, Cluster, StageLocalization, StageSummary
+from analyzer.schema import EMPTY_HOST_TASK_TIMES, HostTaskTimes
 from analyzer.stages import schema
 from analyzer.stages.selectors import qualifying_runs
-from analyzer.stored_results import validated
-from appmodel.coerce import as_float, as_list
+from analyzer.stored_results import UnreadableResult, decode, validated
 
 log = logging.getLogger(__name__)
 
@@ -225,26 +225,35 @@ def _params(config: LocalizationSettings) -> dict[str, float | int]:
 
 MIN_HOSTS = 3  # with two hosts "slower than the others" is one host against one: no fleet to stand out from
 
+HostTimes = Mapping[str, Any] | HostTaskTimes  # stored (or summed) JSON, or already decoded
+
+
+def host_times(times: Any, row: object = None) -> HostTaskTimes:
+    """``times`` as :class:`analyzer.schema.HostTaskTimes`; no host information when it cannot be read (logged
+    with ``row``, where it was stored)."""
+    if isinstance(times, HostTaskTimes):
+        return times
+    try:
+        return decode(times, HostTaskTimes, what="stage task times per host", row=row)
+    except UnreadableResult:
+        return EMPTY_HOST_TASK_TIMES
+
 
 def summed_host_times(attempts: Iterable[Any]) -> dict[str, Any]:
     """One run's ``host_task_times`` of a stage summed over its attempts (as its duration is), ``{}`` if none.
 
-    Each attempt keeps at most 16 hosts, so after a retry on a large cluster ``n_hosts`` is a lower bound.
+    Each attempt keeps at most 16 hosts, so after a retry on a large cluster ``n_hosts`` is a lower bound. An
+    attempt whose stored value cannot be read counts as one without host information.
     """
     n_hosts = n_tasks = task_ms = 0
     per_host: dict[str, list[int]] = {}
-    for attempt in attempts:
-        if not isinstance(attempt, Mapping) or not attempt:
-            continue
-        n_hosts = max(n_hosts, int(as_float(attempt.get("n_hosts"))))
-        n_tasks += int(as_float(attempt.get("n_tasks")))
-        task_ms += int(as_float(attempt.get("task_ms")))
-        for entry in as_list(attempt.get("hosts")):
-            if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)):
-                continue
-            tasks, ms = int(as_float(entry[1])), int(as_float(entry[2]))
+    for attempt in map(host_times, attempts):
+        n_hosts = max(n_hosts, attempt.n_hosts)
+        n_tasks += attempt.n_tasks
+        task_ms += attempt.task_ms
+        for host, tasks, ms in attempt.hosts:
             if tasks > 0 and ms >= 0:
-                kept = per_host.setdefault(entry[0], [0, 0])
+                kept = per_host.setdefault(host, [0, 0])
                 kept[0] += tasks
                 kept[1] += ms
     if not per_host:
@@ -253,24 +262,21 @@ def summed_host_times(attempts: Iterable[Any]) -> dict[str, Any]:
     return {"n_hosts": max(n_hosts, len(hosts)), "n_tasks": n_tasks, "task_ms": task_ms, "hosts": hosts}
 
 
-def host_ratios(times: Mapping[str, Any]) -> dict[str, tuple[float, int]]:
+def host_ratios(times: HostTimes) -> dict[str, tuple[float, int]]:
     """Per listed host: (its mean task time / the mean of the stage's other tasks, its tasks); ``{}`` below 3 hosts."""
-    if int(as_float(times.get("n_hosts"))) < MIN_HOSTS:
+    typed = host_times(times)
+    if typed.n_hosts < MIN_HOSTS:
         return {}
-    n_tasks, task_ms = as_float(times.get("n_tasks")), as_float(times.get("task_ms"))
     ratios = {}
-    for entry in as_list(times.get("hosts")):
-        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)):
-            continue
-        tasks, ms = as_float(entry[1]), as_float(entry[2])
-        other_tasks, other_ms = n_tasks - tasks, task_ms - ms
+    for host, tasks, ms in typed.hosts:
+        other_tasks, other_ms = typed.n_tasks - tasks, typed.task_ms - ms
         if tasks > 0 and other_tasks > 0 and other_ms > 0:
-            ratios[entry[0]] = ((ms / tasks) / (other_ms / other_tasks), int(tasks))
+            ratios[host] = ((ms / tasks) / (other_ms / other_tasks), tasks)
     return ratios
 
 
 def host_findings(
-    times_by_run: Mapping[str, Mapping[str, Any]], outlier_runs: Sequence[str], factor: float
+    times_by_run: Mapping[str, HostTimes], outlier_runs: Sequence[str], factor: float
 ) -> list[dict[str, Any]]:
     """Per outlier run of one stage: which hosts made it slow (``verdict`` "hosts"), none ("everywhere"), or
     nothing to say ("unknown": fewer than 3 hosts, or no host information).
@@ -289,8 +295,8 @@ def host_findings(
     usual = {host: statistics.median(ratios) for host, ratios in usual_ratios.items()}
     findings = []
     for run_id in outlier_runs:
-        times = times_by_run.get(run_id) or {}
-        n_hosts = int(as_float(times.get("n_hosts")))
+        times = host_times(times_by_run.get(run_id) or {})
+        n_hosts = times.n_hosts
         ratios = host_ratios(times)
         if not ratios:
             findings.append({"run": run_id, "verdict": "unknown", "n_hosts": n_hosts, "hosts": []})
@@ -329,12 +335,12 @@ def _add_host_findings(result: dict[str, Any], frame: Any, factor: float) -> Non
         return
     app_pks = sorted({int(r) for _f, runs, _s in wanted for r in runs})
     stage_ids = sorted({int(stage) for _f, _r, stage in wanted})
-    attempts: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    attempts: dict[tuple[str, str], list[HostTaskTimes]] = defaultdict(list)
     rows = StageSummary.objects.filter(app_id__in=app_pks, stage_id__in=stage_ids).order_by(
         "app_id", "stage_id", "attempt_id"
     )
     for app_pk, stage_id, times in rows.values_list("app_id", "stage_id", "host_task_times").iterator(chunk_size=2000):
-        attempts[(str(app_pk), str(stage_id))].append(times)
+        attempts[(str(app_pk), str(stage_id))].append(host_times(times, f"app {app_pk} stage {stage_id}"))
     for finding, runs, stage in wanted:
         times_by_run = {run: summed_host_times(attempts.get((run, stage), [])) for run in runs}
         finding["hosts"] = host_findings(times_by_run, [str(r) for r in finding["outlier_runs"]], factor)

@@ -3,6 +3,8 @@ read."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import msgspec
 import pytest
 
@@ -65,3 +67,14 @@ def test_a_stored_value_that_does_not_decode_is_logged_and_raised_as_unreadable(
     assert str(raised.value).startswith("the stored tree cannot be read (Expected `array`")
     assert raised.value.sentence("Compute it again.").endswith("). Compute it again.")
     assert "the stored tree of 'row 7' cannot be read" in caplog.text
+
+
+class Described(msgspec.Struct, frozen=True):
+    leaves: Annotated[list[Leaf], msgspec.Meta(description="described")]
+    counts: dict[str, list[int]] = {}
+
+
+def test_unknown_keys_are_found_below_a_described_field_and_a_dict_of_number_lists_is_kept_as_is() -> None:
+    with pytest.raises(ResultShapeError, match=r"\$\.leaves\[0\]\.extra not in the schema"):
+        validated({"leaves": [{"n": 1, "extra": 0}]}, Described)
+    assert validated({"leaves": [], "counts": {"a": [1, 2]}}, Described)["counts"] == {"a": [1, 2]}

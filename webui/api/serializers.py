@@ -8,6 +8,7 @@ import functools
 from typing import Any, TypeVar
 from urllib.parse import quote, urlencode
 
+import msgspec
 from django.db.models import Model
 from django.urls import get_script_prefix, reverse
 from drf_spectacular.types import OpenApiTypes
@@ -16,9 +17,12 @@ from rest_framework import serializers
 from rest_framework.fields import SkipField
 from rest_framework.relations import PKOnlyObject, RelatedField
 
+from analyzer import schema
 from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicDetail, HeuristicResult, Severity, StageSummary
 from analyzer.selectors import flows as flow_selectors
 from analyzer.selectors import gate as gate_selectors
+from analyzer.stored_results import UnreadableResult, decode
+from webui.api.struct_schema import StructField
 from webui.presenters import attribution as attribution_presenter
 from webui.presenters.executors import api_summary as executor_anomaly_summary
 
@@ -220,43 +224,46 @@ class FindingSerializer(ReadModelSerializer[HeuristicResult]):
         read_only_fields = fields
 
 
-TASK_DURATION_HISTOGRAM_SCHEMA = {
-    "type": "object",
-    "description": "Successful task durations in log-spaced bins: counts[i] tasks took edges_ms[i] to "
-    "edges_ms[i + 1] ms (the last bin includes its upper edge). Empty when no task succeeded.",
-    "properties": {
-        "edges_ms": {"type": "array", "items": {"type": "number"}},
-        "counts": {"type": "array", "items": {"type": "integer"}},
-    },
-}
+class StoredJSONField(StructField):
+    """A per-app JSON column served as stored, documented by its ``analyzer.schema`` Struct; null, and logged,
+    when the stored value does not decode (``analyzer.stored_results.decode``). The stored value is served rather
+    than the decoded Struct so that an answer is byte for byte what it was (an empty ``{}`` stays ``{}``)."""
+
+    def __init__(self, struct: type[msgspec.Struct], what: str, **kwargs: Any) -> None:
+        self.what = what
+        self.decoded_as = struct
+        super().__init__(struct | None, source="*", **kwargs)  # the row, so a log names it
+
+    def to_representation(self, value: Any) -> Any:
+        stored = getattr(value, str(self.field_name))
+        try:
+            decode(stored, self.decoded_as, what=self.what, row=f"{type(value).__name__} {value.pk}")
+        except UnreadableResult:
+            return None
+        return stored
 
 
-@extend_schema_field(TASK_DURATION_HISTOGRAM_SCHEMA)
-class TaskDurationHistogramField(serializers.JSONField):
-    """A stage's stored task-duration histogram, documented with its shape."""
+class TaskDurationHistogramField(StoredJSONField):
+    """A stage's stored task-duration histogram (``analyzer.schema.TaskDurationHistogram``)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(schema.TaskDurationHistogram, "stage task-duration histogram", **kwargs)
 
 
-HOST_TASK_TIMES_SCHEMA = {
-    "type": "object",
-    "description": "Successful tasks with a known host: totals over every host, and [host, tasks, task_ms] for at "
-    "most 16 hosts with the highest mean task time, slowest first. Empty when no task had a host.",
-    "properties": {
-        "n_hosts": {"type": "integer"},
-        "n_tasks": {"type": "integer"},
-        "task_ms": {"type": "integer"},
-        "hosts": {"type": "array", "items": {"type": "array", "items": {}}},
-    },
-}
+class HostTaskTimesField(StoredJSONField):
+    """A stage's stored task times per host (``analyzer.schema.HostTaskTimes``)."""
 
-
-@extend_schema_field(HOST_TASK_TIMES_SCHEMA)
-class HostTaskTimesField(serializers.JSONField):
-    """A stage's stored task times per host, documented with its shape."""
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(schema.HostTaskTimes, "stage task times per host", **kwargs)
 
 
 class StageSerializer(ReadModelSerializer[StageSummary]):
-    task_duration_histogram = TaskDurationHistogramField(read_only=True)
-    host_task_times = HostTaskTimesField(read_only=True)
+    task_duration_histogram = TaskDurationHistogramField(
+        read_only=True, help_text="Empty when no task succeeded; null when the stored value cannot be read."
+    )
+    host_task_times = HostTaskTimesField(
+        read_only=True, help_text="Empty when no task had a known host; null when the stored value cannot be read."
+    )
 
     class Meta:
         model = StageSummary

@@ -97,6 +97,7 @@ def schema_of(struct: Any) -> tuple[dict[str, Any], dict[str, tuple[type, dict[s
 
 class StructFieldExtension(OpenApiSerializerFieldExtension):
     target_class = StructField
+    match_subclasses = True  # a field that also decodes what it serves (webui.api.serializers.StoredJSONField)
 
     def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
         top, components = schema_of(self.target.struct)

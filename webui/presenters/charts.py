@@ -3,18 +3,21 @@ and the history's series, shaped from the typed data ``analyzer.selectors`` retu
 
 Each chart's ``data`` is plain JSON the page embeds with ``json_script`` (so names and reasons stay inert text) and
 webui/static/webui/charts.js draws; the same numbers are rendered as a table beside it for readers without the
-chart.
+chart. A stage's stored histogram is decoded as ``analyzer.schema.TaskDurationHistogram``; one that cannot be read
+is logged and named on the page instead of charted.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from analyzer.models import ExecutorSummary, Severity, StageSummary
+from analyzer.schema import TaskDurationHistogram
 from analyzer.selectors.flows import HistoryPoint
 from analyzer.selectors.report import AppReport, executor_order
+from analyzer.stored_results import UnreadableResult, decode
 
 FLAGGED_STAGE_CHARTS: Final = 6  # a report shows the task durations of at most this many flagged stages
 TIMELINE_MAX_EXECUTORS: Final = 100  # bars in the executor timeline; later-added executors are only counted
@@ -47,6 +50,7 @@ class FlaggedStageCharts:
     charts: list[StageDurationChart]
     without_histogram: list[StageSummary]  # flagged, but no successful task (or analyzed before histograms)
     more: int  # flagged stages with a histogram beyond the charts shown
+    unreadable: list[StageSummary] = field(default_factory=list)  # flagged, their stored histogram cannot be read
 
 
 def _bin_of(edges: Sequence[float], value: float | None) -> int | None:
@@ -58,26 +62,34 @@ def _bin_of(edges: Sequence[float], value: float | None) -> int | None:
     return max(0, len(edges) - 2)
 
 
+def _label(stage: StageSummary) -> str:
+    return f"Stage {stage.stage_id}" + (f".{stage.attempt_id}" if stage.attempt_id else "")
+
+
 def _stage_chart(stage: StageSummary, names: list[str], severity: int) -> StageDurationChart | None:
-    histogram = stage.task_duration_histogram if isinstance(stage.task_duration_histogram, dict) else {}
-    edges, counts = histogram.get("edges_ms"), histogram.get("counts")
-    if not isinstance(edges, list) or not isinstance(counts, list) or len(edges) != len(counts) + 1 or not counts:
+    """The stage's chart; None when it has no histogram. Raises UnreadableResult when it cannot be read."""
+    histogram = decode(
+        stage.task_duration_histogram,
+        TaskDurationHistogram,
+        what=f"task-duration histogram of {_label(stage).lower()}",
+        row=f"StageSummary {stage.pk} of app {stage.app_id}",
+    )
+    edges, counts = histogram.edges_ms, histogram.counts
+    if len(edges) != len(counts) + 1 or not counts:
         return None
     quantiles = stage.task_duration_quantiles if isinstance(stage.task_duration_quantiles, list) else []
     median, top = (quantiles[2], quantiles[4]) if len(quantiles) == 5 else (None, None)
     median_bin, max_bin = _bin_of(edges, median), _bin_of(edges, top)
     bins = [
-        HistogramBin(float(edges[i]), float(edges[i + 1]), int(count), i == median_bin, i == max_bin)
-        for i, count in enumerate(counts)
+        HistogramBin(edges[i], edges[i + 1], count, i == median_bin, i == max_bin) for i, count in enumerate(counts)
     ]
-    label = f"Stage {stage.stage_id}" + (f".{stage.attempt_id}" if stage.attempt_id else "")
     data = {
-        "title": f"{label}: {stage.name}",
-        "edges_ms": [float(e) for e in edges],
-        "counts": [int(c) for c in counts],
+        "title": f"{_label(stage)}: {stage.name}",
+        "edges_ms": list(edges),
+        "counts": list(counts),
         "median_ms": median,
         "max_ms": top,
-        "tasks": sum(int(c) for c in counts),
+        "tasks": sum(counts),
     }
     return StageDurationChart(stage, names, severity, median, top, bins, data)
 
@@ -97,17 +109,21 @@ def flagged_stage_charts(report: AppReport, limit: int = FLAGGED_STAGE_CHARTS) -
             severity, names = flagged.setdefault(key, (finding.severity, []))
             if finding.name not in names:
                 names.append(finding.name)
-    charts, without = [], []
+    charts, without, unreadable = [], [], []
     for key, (severity, names) in flagged.items():
         stage = by_key.get(key)
         if stage is None:
             continue
-        chart = _stage_chart(stage, names, severity)
+        try:
+            chart = _stage_chart(stage, names, severity)
+        except UnreadableResult:  # logged by decode; the page names the stage instead of failing
+            unreadable.append(stage)
+            continue
         if chart is None:
             without.append(stage)
         else:
             charts.append(chart)
-    return FlaggedStageCharts(charts[:limit], without, max(0, len(charts) - limit))
+    return FlaggedStageCharts(charts[:limit], without, max(0, len(charts) - limit), unreadable)
 
 
 # How a removal reason reads in the executor timeline: (key, label, substrings of Spark's and YARN's reasons).
