@@ -12,16 +12,20 @@ prints as one JSON Lines record, a contract CI scripts rely on.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
+
+import numpy as np
 
 import heuristics
 from analysis import jobinfo, summaries
 from analysis.metrics import AppMetrics, compute_metrics
 from analysis.metrics_mapreduce import MapReduceMetrics, compute_mapreduce_metrics
 from appmodel import SparkApp
+from appmodel.formatting import json_text
 from appmodel.jsonsafe import json_safe
 from appmodel.mapreduce import MapReduceApp
 
@@ -60,6 +64,49 @@ def severity_name(level: int) -> str:
     return SEVERITY_NAMES[level] if 0 <= level < len(SEVERITY_NAMES) else str(level)
 
 
+# What a heuristic may observe: a number, a string, a boolean, or nothing (stored as analyzer.schema.Observed).
+ObservedValue = float | int | str | bool | None
+# Values json_safe turns into one of those as they are (numpy numbers and booleans included); an enum becomes its
+# value, checked again.
+_OBSERVABLE: Final = (str, int, float, bool, np.integer, np.floating, np.bool_, enum.Enum, type(None))
+
+
+def observed_values(code: str, observed: object, warnings: list[str]) -> dict[str, ObservedValue]:
+    """A heuristic's observed values as stored and printed: each a JSON scalar (``json_safe``: numpy numbers as
+    numbers, NaN as null, an infinity as "inf").
+
+    The rule for every heuristic, custom ones included (built-in ones only ever observe numbers and strings): a
+    nested value (an object, a list) is kept as its JSON text, and a value JSON has no type for (a date, a
+    Decimal, an object) as its ``str()``, each with a warning on the app naming the heuristic and the key, so the
+    author sees it and nothing is lost; observed values that are not a mapping at all are dropped, with a warning.
+    Text rather than dropping, because the pages show observed values as they are and a reader of the JSON still
+    finds the value; a warning rather than failing, because one custom heuristic must not lose an app's report.
+    """
+    if not isinstance(observed, Mapping):
+        warnings.append(
+            f"heuristic {code} gave its observed values as a {type(observed).__name__}, not a mapping of names to "
+            "values: none are stored"
+        )
+        return {}
+    values: dict[str, ObservedValue] = {}
+    for key, value in observed.items():
+        name = str(key)
+        safe = json_safe(value)
+        if isinstance(safe, dict | list):
+            warnings.append(
+                f"heuristic {code} observed {name!r} as a {type(value).__name__}, not a number, string or boolean: "
+                "stored as its JSON text"
+            )
+            safe = json_text(safe)
+        elif not isinstance(value, _OBSERVABLE):
+            warnings.append(
+                f"heuristic {code} observed {name!r} as a {type(value).__name__}, which JSON has no type for: "
+                "stored as its text"
+            )
+        values[name] = safe
+    return values
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One heuristic's verdict, in plain types (what is printed and stored)."""
@@ -70,8 +117,8 @@ class Finding:
     score: int
     details: tuple[tuple[str, str], ...]
     advice: str
-    observed: dict[str, Any]
-    thresholds: dict[str, Any]
+    observed: dict[str, ObservedValue]  # see observed_values
+    thresholds: dict[str, Any]  # the heuristic's own config as applied: its shape is the heuristic's
     stages: tuple[tuple[int, int], ...]  # stage attempts involved
     executors: tuple[str, ...]
 
@@ -80,15 +127,17 @@ class Finding:
         return severity_name(self.severity)
 
     @classmethod
-    def from_result(cls, result: heuristics.HeuristicResult) -> Finding:
+    def from_result(cls, result: heuristics.HeuristicResult, warnings: list[str] | None = None) -> Finding:
+        """The finding of one result; ``warnings`` receives what :func:`observed_values` had to change."""
+        code = str(result.code)
         return cls(
-            code=str(result.code),
+            code=code,
             name=str(result.name),
             severity=int(result.severity),
             score=int(result.score),
             details=tuple((str(name), str(value)) for name, value in result.details),
             advice=str(result.advice or ""),
-            observed=json_safe(result.observed),
+            observed=observed_values(code, result.observed, [] if warnings is None else warnings),
             thresholds=json_safe(result.thresholds),
             stages=tuple((int(stage_id), int(attempt)) for stage_id, attempt in result.stages),
             executors=tuple(str(e) for e in result.executors),
@@ -369,13 +418,15 @@ def _first_per_code(
     """Each result with its finding; a duplicate code (a misconfigured custom heuristic) keeps the first one."""
     findings: dict[str, tuple[heuristics.HeuristicResult, Finding]] = {}
     for result in results:
+        changed: list[str] = []  # what observed_values changed: said only of the result kept
         try:
-            finding = Finding.from_result(result)
+            finding = Finding.from_result(result, changed)
         except (TypeError, ValueError, AttributeError) as exc:
             warnings.append(f"heuristic {getattr(result, 'code', '?')} gave an unreadable result: {exc}")
             continue
         if finding.code in findings:
             warnings.append(f"heuristic {finding.code} reported twice; the first result is kept")
             continue
+        warnings.extend(changed)
         findings[finding.code] = (result, finding)
     return list(findings.values())

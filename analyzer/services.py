@@ -3,8 +3,9 @@
 Everything stored comes from untrusted clusters, so every value is fitted to its column on the way in: text
 loses NUL characters (PostgreSQL refuses them) and is cut to the column's length with "...", integers are
 clamped to the column's range, JSON gets plain builtins with NaN as null, and epoch milliseconds become
-aware UTC datetimes (None when out of range). The JSON the pure analysis produces in a fixed shape (a stage's
-histogram and task times per host, the parse statistics) is first checked against ``analyzer.schema``
+aware UTC datetimes (None when out of range). The JSON the pure analysis produces in a fixed shape (an app's
+metrics, parse statistics and warnings, a finding's observed values, an executor's peak metrics, a stage's
+histogram and task times per host) is first checked against ``analyzer.schema``
 (``analyzer.stored_results.validated``) and stored unchanged.
 """
 
@@ -20,6 +21,8 @@ from typing import Any, Final
 import orjson
 from django.db import connection, models, transaction
 
+from analysis.metrics import AppMetrics
+from analysis.metrics_mapreduce import MapReduceMetrics
 from analysis.pipeline import AnalysisReport
 from analyzer import schema
 from analyzer.executors.services import executor_anomaly_store
@@ -223,11 +226,21 @@ def _app_values(report: AnalysisReport) -> dict[str, Any]:
         runtime_ms=metrics.runtime_ms if metrics else None,
         used_gb_hours=metrics.used_gb_hours if metrics else None,
         wasted_gb_hours=metrics.wasted_gb_hours if metrics else None,
-        metrics=metrics.to_dict() if metrics else {},
-        warnings=list(report.warnings),
+        metrics=_stored_metrics(metrics),
+        warnings=validated(list(report.warnings), schema.Warnings),
         parse_stats=validated(report.parse_stats, schema.ParseStats),
         spark_properties=report.spark_properties,
     )
+
+
+def _stored_metrics(metrics: AppMetrics | MapReduceMetrics | None) -> dict[str, Any]:
+    """The metrics JSON as it is stored (``jsonb_safe``: NaN as null, an infinity as "inf"), checked against its
+    dataclass's Struct; {} when they could not be computed (``schema.NoMetrics``)."""
+    if metrics is None:
+        return {}
+    struct = schema.MapReduceMetrics if isinstance(metrics, MapReduceMetrics) else schema.SparkMetrics
+    stored: dict[str, Any] = validated(jsonb_safe(metrics.to_dict()), struct)
+    return stored
 
 
 @transaction.atomic
@@ -239,7 +252,7 @@ def report_store(*, report: AnalysisReport, source: str, extra: Mapping[str, Any
     A stored JSON value out of its ``analyzer.schema`` shape (a pipeline change) raises ``ResultShapeError`` before
     anything is written.
     """
-    _validate_stage_json(report)
+    _validate_rows_json(report)
     identity = _fit(AnalyzedApp, source=source, app_id=report.app_id, attempt_id=report.attempt_id or "")
     defaults = {**_app_values(report), **(extra or {})}
     app, _created = AnalyzedApp.objects.update_or_create(**identity, defaults=defaults)
@@ -278,9 +291,12 @@ def report_store(*, report: AnalysisReport, source: str, extra: Mapping[str, Any
     return app
 
 
-def _validate_stage_json(report: AnalysisReport) -> None:
-    """Every stage row's histogram and task times per host in their ``analyzer.schema`` shape: one conversion
-    per column for the whole app (10k stage rows: ~50 ms), the rows stored unchanged."""
+def _validate_rows_json(report: AnalysisReport) -> None:
+    """Every finding's observed values, executor's peak metrics and stage row's histogram and task times per host
+    in their ``analyzer.schema`` shape: one conversion per column for the whole app (10k stage rows: ~50 ms), the
+    rows stored unchanged."""
+    validated([finding.observed for finding in report.findings], schema.FINDINGS_OBSERVED)
+    validated([row.peak_metrics for row in report.executors], schema.EXECUTOR_PEAK_METRICS)
     validated([row.task_duration_histogram for row in report.stages], schema.STAGE_HISTOGRAMS)
     validated([row.host_task_times for row in report.stages], schema.STAGE_HOST_TASK_TIMES)
 

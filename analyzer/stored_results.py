@@ -3,8 +3,9 @@
 Each analysis describes what it stores with msgspec Structs in ``analyzer/<analysis>/schema.py`` (one rule for all
 of them: the schema lives beside the storage that writes it, because what is stored is the library's result *plus*
 what the service adds, such as a localization's stage names or a snapshot's app count); the per-app report's
-fixed-shape JSON (a stage's histogram and task times per host, the parse statistics) is described in
-``analyzer/schema.py``, beside ``analyzer/services.py``, by the same rule. This module is the one way those schemas
+fixed-shape JSON (an app's metrics, parse statistics and warnings, a finding's observed values, an executor's peak
+metrics, a stage's histogram and task times per host) is described in ``analyzer/schema.py``, beside
+``analyzer/services.py``, by the same rule. This module is the one way those schemas
 are used:
 
 * **On write**, :func:`validated` converts the library's plain data through the schema strictly (no string for a

@@ -72,6 +72,7 @@ from django.db.models import Count, F, Max, Min, OuterRef, Q, QuerySet, Subquery
 from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
+from analyzer import schema as app_schema
 from analyzer.attribution import schema
 from analyzer.models import AnalyzedApp, AppType, ExecutorSummary, HeuristicResult, StageSummary
 from analyzer.stored_results import typed
@@ -86,8 +87,9 @@ log = logging.getLogger(__name__)
 
 MIB = 1024**2
 
-# metrics JSON keys and spark_properties / job configuration keys read with one JSON extraction each.
-_METRIC_KEYS = (
+# metrics JSON keys and spark_properties / job configuration keys read with one JSON extraction each. The metric
+# keys are checked against the stored metrics' Structs (analyzer.schema): SQL reads a misspelt key as absent.
+_METRIC_KEYS = app_schema.metric_keys(
     "num_tasks",
     "num_stages",
     "num_executors",

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from appmodel.coerce import as_dict, as_list, as_text
+from appmodel.coerce import as_dict, as_list, as_text, opt_int
 from appmodel.redaction import APP_REDACTION_PROPERTY, REDACTED, Redactor, redact_url_passwords
 from appmodel.spark import Executor, Job, JobStatus, SparkApp, SqlExecution, StageAttempt, StageStatus
-from fetchers.spark_events.tasks import as_int
+from fetchers.spark_events.tasks import BadValue, as_int
 
 
 class MalformedEvent(ValueError):
@@ -39,9 +39,21 @@ def _str_pairs(value: Any) -> list[tuple[str, str]]:
 
 
 def _merge_max(target: dict[str, int], metrics: dict[str, Any]) -> None:
+    """Raise ``target``'s peaks to the executor metrics ``metrics`` logged.
+
+    Spark logs each as a 64-bit integer. Anything else (a JSON ``true``, which Python would take for 1, a string,
+    a fraction, null) raises :class:`BadValue` before any peak is raised, so the parser skips the line and counts it
+    as malformed, as it does a bad number anywhere else (``appmodel.coerce.opt_int``: a whole float is a number).
+    """
+    numbers: dict[str, int] = {}
     for name, value in metrics.items():
-        if isinstance(value, int) and value > target.get(name, -1):
-            target[name] = value
+        number = opt_int(value, int64=True)
+        if number is None:
+            raise BadValue(f"executor metric {str(name)[:40]!r} is not a 64-bit integer: {str(value)[:40]!r}")
+        numbers[name] = number
+    for name, number in numbers.items():
+        if number > target.get(name, -1):
+            target[name] = number
 
 
 class EventHandlers:

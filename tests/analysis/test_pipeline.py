@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +141,57 @@ def test_numpy_values_nan_and_infinity_in_observed_become_plain_json() -> None:
     heuristic = analyze(small_app(), FixedSuite(finding)).to_json_dict()["heuristics"][0]
     assert heuristic["observed"] == {"ratio": None, "count": 3, "spread": "inf"}
     assert type(heuristic["observed"]["count"]) is int
+
+
+def test_a_custom_heuristic_observing_a_nested_value_keeps_it_as_json_text_with_a_warning_naming_it() -> None:
+    observed = {"skew": 2.5, "per_stage": {"1": [3, np.int64(4)]}, "hosts": ("a", "b"), "flag": True, "none": None}
+    report = analyze(small_app(), FixedSuite(result("custom.nested", Severity.LOW, 0, observed=observed)))
+
+    [finding] = report.findings
+    assert finding.observed == {
+        "skew": 2.5,
+        "per_stage": '{"1": [3, 4]}',
+        "hosts": '["a", "b"]',
+        "flag": True,
+        "none": None,
+    }
+    assert report.to_json_dict()["heuristics"][0]["observed"] == finding.observed
+    nested = [w for w in report.warnings if w.startswith("heuristic custom.nested observed")]
+    assert nested == [
+        "heuristic custom.nested observed 'per_stage' as a dict, not a number, string or boolean: stored as its "
+        "JSON text",
+        "heuristic custom.nested observed 'hosts' as a tuple, not a number, string or boolean: stored as its JSON text",
+    ]
+
+
+def test_a_value_json_has_no_type_for_is_kept_as_its_text_and_observed_values_not_in_a_mapping_are_dropped() -> None:
+    when = dt.date(2026, 3, 1)
+    odd = result("custom.dated", Severity.NONE, 0, observed={"since": when, "ratio": Fraction(1, 3)})
+    listed = result("custom.listed", Severity.NONE, 0, observed=[1, 2])
+    report = analyze(small_app(), FixedSuite(odd, listed))
+
+    assert [f.observed for f in report.findings] == [{"since": "2026-03-01", "ratio": "1/3"}, {}]
+    assert "heuristic custom.dated observed 'since' as a date, which JSON has no type for: stored as its text" in (
+        report.warnings
+    )
+    assert any(w.startswith("heuristic custom.dated observed 'ratio' as a Fraction") for w in report.warnings)
+    assert (
+        "heuristic custom.listed gave its observed values as a list, not a mapping of names to values: none are "
+        "stored" in report.warnings
+    )
+
+
+def test_the_built_in_heuristics_observe_only_json_scalars_so_the_rule_changes_nothing() -> None:
+    suite = heuristics.load_suite()
+    findings = 0
+    for outcome in read_apps(Path(__file__).resolve().parents[2] / "samples"):
+        assert outcome.app is not None, outcome.error
+        report = analyze(outcome.app, suite)
+        assert not [w for w in report.warnings if w.startswith("heuristic ") and "observed" in w]
+        for finding in report.findings:
+            findings += 1
+            assert all(v is None or isinstance(v, bool | int | float | str) for v in finding.observed.values())
+    assert findings > 50
 
 
 def test_a_failing_heuristic_suite_leaves_a_warning_and_the_rest_of_the_report() -> None:

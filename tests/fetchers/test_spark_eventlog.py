@@ -518,6 +518,58 @@ def test_executor_peak_metrics_take_the_max_of_task_and_stage_executor_metrics()
     assert app.stages[(0, 0)].executor_peak_metrics["1"] == {"JVMHeapMemory": 500, "TotalGCTime": 9}
 
 
+@pytest.mark.parametrize(
+    "event",
+    [
+        {
+            "Event": "SparkListenerStageExecutorMetrics",
+            "Executor ID": "1",
+            "Stage ID": 0,
+            "Stage Attempt ID": 0,
+            "Executor Metrics": {"JVMHeapMemory": 700, "OnHeapExecutionMemory": True},
+        },
+        {
+            "Event": "SparkListenerExecutorMetricsUpdate",
+            "Executor ID": "1",
+            "Metrics Updated": [],
+            "Executor Metrics Updated": [
+                {"Stage ID": 0, "Stage Attempt ID": 0, "Executor Metrics": {"JVMHeapMemory": 700, "TotalGCTime": True}}
+            ],
+        },
+    ],
+    ids=["stage-executor-metrics", "executor-metrics-update"],
+)
+def test_a_json_true_as_an_executor_metric_is_a_malformed_line_not_the_number_1(event: dict[str, Any]) -> None:
+    good = {
+        "Event": "SparkListenerStageExecutorMetrics",
+        "Executor ID": "1",
+        "Stage ID": 0,
+        "Stage Attempt ID": 0,
+        "Executor Metrics": {"JVMHeapMemory": 400, "TotalGCTime": 9},
+    }
+    app = _build(_complete_log(good, event))
+
+    assert app.stats.malformed_lines == 1
+    assert any("skipped 1 malformed line" in w for w in app.warnings)
+    # Nothing of the bad line is taken: not its `true`, and not the good value beside it.
+    assert app.executors["1"].peak_metrics == {"JVMHeapMemory": 400, "TotalGCTime": 9}
+    assert app.stages[(0, 0)].executor_peak_metrics["1"] == {"JVMHeapMemory": 400, "TotalGCTime": 9}
+
+
+def test_a_whole_float_executor_metric_is_that_number_as_appmodel_coerce_reads_numbers() -> None:
+    event = {
+        "Event": "SparkListenerStageExecutorMetrics",
+        "Executor ID": "1",
+        "Stage ID": 0,
+        "Stage Attempt ID": 0,
+        "Executor Metrics": {"JVMHeapMemory": 512.0},
+    }
+    app = _build(_complete_log(event))
+    assert app.stats.malformed_lines == 0
+    assert app.executors["1"].peak_metrics == {"JVMHeapMemory": 512}
+    assert type(app.executors["1"].peak_metrics["JVMHeapMemory"]) is int
+
+
 def test_secrets_in_the_environment_are_redacted() -> None:
     environment = {
         "Event": "SparkListenerEnvironmentUpdate",

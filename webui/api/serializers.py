@@ -204,6 +204,15 @@ class FindingSerializer(ReadModelSerializer[HeuristicResult]):
 
     severity = SeverityField(read_only=True)
     severity_level = serializers.IntegerField(source="severity", read_only=True)
+    observed = StructField(
+        schema.Observed,
+        read_only=True,
+        help_text='What the heuristic measured, by name: a number, a string (an infinite ratio is "inf"), a boolean, '
+        "or null when not measured; under a key its thresholds name, the worst value judged against them.",
+    )
+    thresholds = serializers.JSONField(
+        read_only=True, help_text="The heuristic's settings as it applied them: its own shape (custom ones too)."
+    )
     details = HeuristicDetailSerializer(many=True, read_only=True)
 
     class Meta:
@@ -272,6 +281,13 @@ class StageSerializer(ReadModelSerializer[StageSummary]):
 
 
 class ExecutorSerializer(ReadModelSerializer[ExecutorSummary]):
+    peak_metrics = StructField(
+        schema.PeakMetrics,
+        read_only=True,
+        help_text="The largest value of each executor metric Spark logged (JVMHeapMemory, TotalGCTime, ...: bytes, "
+        "milliseconds or counts, as Spark names them); {} when none was logged.",
+    )
+
     class Meta:
         model = ExecutorSummary
         exclude = ["id", "app"]
@@ -406,11 +422,16 @@ class ExecutorAnomalySummarySerializer(serializers.Serializer[Any]):
 class AppDetailSerializer(AppSummarySerializer):
     """Everything the report page shows."""
 
-    metrics = serializers.JSONField(
-        read_only=True, help_text="App-level metrics by key; null when the log did not tell."
+    metrics = StructField(
+        schema.APP_METRICS,
+        read_only=True,
+        help_text="App-level metrics by key, as app_type has them ({} when they could not be computed); a metric is "
+        "null when the log did not tell.",
     )
     metric_notes = serializers.SerializerMethodField()
-    warnings = serializers.JSONField(read_only=True)
+    warnings = StructField(
+        schema.Warnings, read_only=True, help_text="What the analysis could not read or compute, one sentence each."
+    )
     spark_properties = serializers.JSONField(read_only=True, help_text="Spark properties, secrets redacted.")
     yarn = serializers.JSONField(read_only=True, help_text="The ResourceManager's view of the app; {} when none.")
     job = serializers.SerializerMethodField()

@@ -11,13 +11,19 @@ constructs 3.0 lacks (``{"type": "null"}`` in an ``anyOf`` becomes ``nullable``;
 ``prefixItems`` an ``items`` schema), drops an empty ``required`` list, which 3.0 forbids, and puts a ``$ref``
 with siblings (a default) in an ``allOf``, as 3.0 ignores them otherwise. The extension is registered when this
 module is imported (the endpoints using the field import it).
+
+A union of several Structs (``A | B``), which msgspec neither converts nor documents without a tag in the JSON,
+is documented as ``oneOf`` their components: a stored value that is one of several shapes, told apart by the
+row's other columns (an app's metrics by its ``app_type``). The Structs must exclude each other (each requires a
+field the others lack, or forbids unknown fields), as ``oneOf`` says exactly one matches.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any
+import types
+from typing import Any, get_args
 
 import msgspec
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
@@ -86,12 +92,24 @@ def _structs(info: Any, found: dict[str, type]) -> None:
         _structs(info.value_type, found)
 
 
+def _struct_union(struct: Any) -> tuple[type[msgspec.Struct], ...] | None:
+    """The members of a union of several Structs (``A | B``), None for any other type."""
+    members = get_args(struct) if isinstance(struct, types.UnionType) else ()
+    if len(members) > 1 and all(isinstance(m, type) and issubclass(m, msgspec.Struct) for m in members):
+        return members
+    return None
+
+
 @functools.cache
 def schema_of(struct: Any) -> tuple[dict[str, Any], dict[str, tuple[type, dict[str, Any]]]]:
     """(the type's schema, {component name: (its Struct, its schema)}) as OpenAPI 3.0."""
-    (top,), components = msgspec.json.schema_components([struct], ref_template=REF_TEMPLATE)
+    members = _struct_union(struct)
+    documented = members or (struct,)
+    tops, components = msgspec.json.schema_components(documented, ref_template=REF_TEMPLATE)
     classes: dict[str, type] = {}
-    _structs(msgspec.inspect.type_info(struct), classes)
+    for member in documented:
+        _structs(msgspec.inspect.type_info(member), classes)
+    top = {"oneOf": list(tops)} if members else tops[0]
     return openapi30(top), {name: (classes[name], openapi30(schema)) for name, schema in components.items()}
 
 

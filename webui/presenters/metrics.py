@@ -2,7 +2,9 @@
 report, and the order.
 
 The values come typed from the report's read model (``analyzer.selectors.report``: ``AppReport.metric_values``);
-the definitions and their order from the analysis (``analysis.metrics.metric_definitions``). The template filter
+the definitions and their order from the analysis (``analysis.metrics.metric_definitions``), whose fields are the
+stored metrics' (``analyzer.schema.SparkMetrics`` and ``MapReduceMetrics`` are derived from the same dataclasses).
+A stored key no definition names (an older or newer version's) is still shown, last. The template filter
 ``metric`` (``webui.templatetags.hindsight``) writes a value by its unit, and the help page lists every metric
 under the labels given here, so a report's label always links to its definition.
 """
