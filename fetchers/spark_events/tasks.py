@@ -352,12 +352,12 @@ _SPARK_NO_PUSH: Final = msgspec.Raw(
 def metrics_vector(metrics: dict[str, Any]) -> tuple[tuple[int, ...], dict[str, int]]:
     """Task Executor Metrics as a dict -> (values in EXECUTOR_METRICS order, ABSENT where missing; other keys).
 
-    Only integers count (what ``_merge_max`` in the builder accepted); a bool reads as 0 or 1.
+    Only integers count, as in ``_merge_max`` of the handlers: a JSON ``true`` is no number, and is left out.
     """
     values = [ABSENT] * len(EXECUTOR_METRICS)
     extra: dict[str, int] = {}
     for name, value in metrics.items():
-        if not isinstance(value, int) or not _INT64_MIN < value <= _INT64_MAX:
+        if not isinstance(value, int) or isinstance(value, bool) or not _INT64_MIN < value <= _INT64_MAX:
             continue
         index = _METRIC_INDEX.get(name)
         if index is None:
@@ -470,8 +470,11 @@ def as_int(value: Any, default: int = 0) -> int:
     if value is None:
         return default
     number: int | None = None
-    # value == value rules out NaN; Spark writes integers, vendors and hand edits sometimes floats or strings.
-    if isinstance(value, bool | int) or (isinstance(value, float) and value == value and abs(value) < 2**63):
+    # value == value rules out NaN; Spark writes integers, vendors and hand edits sometimes floats or strings. A JSON
+    # boolean is never a count or a time (appmodel.coerce's rule): it is a bad value, not 0 or 1.
+    if isinstance(value, bool):
+        raise BadValue(f"not a 64-bit number: {value!r}")
+    if isinstance(value, int) or (isinstance(value, float) and value == value and abs(value) < 2**63):
         number = int(value)
     elif isinstance(value, str):
         with contextlib.suppress(ValueError):

@@ -745,3 +745,25 @@ def test_the_fast_and_the_tolerant_task_end_paths_build_identical_models(log: Pa
     assert {e: x.peak_metrics for e, x in fast.executors.items()} == {
         e: x.peak_metrics for e, x in tolerant.executors.items()
     }
+
+
+def test_a_json_true_as_a_task_metric_is_a_malformed_line_not_the_number_1() -> None:
+    """The task-end path reads numbers as the executor metrics do: a boolean is a bad value, never 0 or 1."""
+    bad = _task_end(2, **{"Executor Run Time": True})
+    lines = _complete_log()
+    app = _build([*lines[:7], _line(bad), *lines[7:]])
+
+    assert app.stats.malformed_lines == 1
+    stage = app.stages[(0, 0)]
+    assert stage.tasks is not None
+    assert len(stage.tasks.task_id) == 2  # the two good tasks, not the bad one
+
+
+def test_a_json_true_among_a_tasks_executor_metrics_is_left_out_not_counted_as_1() -> None:
+    metrics = {"JVMHeapMemory": 700, "TotalGCTime": True}
+    app = _build(
+        [*_complete_log()[:5], _line({**_task_end(0), "Task Executor Metrics": metrics}), *_complete_log()[6:]]
+    )
+
+    assert app.executors["1"].peak_metrics.get("TotalGCTime") != 1
+    assert app.executors["1"].peak_metrics.get("JVMHeapMemory") == 700
