@@ -5,7 +5,18 @@ Usage: ``suite = load_suite(); results = suite.evaluate(app)``.
 
 from heuristics import mapreduce as _mapreduce  # noqa: F401  (registers the built-in MapReduce heuristics)
 from heuristics import spark as _spark  # noqa: F401  (registers the built-in Spark heuristics)
-from heuristics.base import ConfigError, Heuristic, HeuristicConfig, HeuristicResult, score_of
+from heuristics.base import (
+    ConfigError,
+    Count,
+    Headroom,
+    Heuristic,
+    HeuristicConfig,
+    HeuristicResult,
+    NonNegative,
+    Positive,
+    PositiveCount,
+    score_of,
+)
 from heuristics.config import ENV_VAR
 from heuristics.registry import BUILTINS, Registry, RegistryError, register
 from heuristics.severity import Ascending, Descending, Severity, Thresholds
@@ -18,10 +29,15 @@ __all__ = [
     "ENV_VAR",
     "Ascending",
     "ConfigError",
+    "Count",
     "Descending",
+    "Headroom",
     "Heuristic",
     "HeuristicConfig",
     "HeuristicResult",
+    "NonNegative",
+    "Positive",
+    "PositiveCount",
     "Registry",
     "RegistryError",
     "Severity",

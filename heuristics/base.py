@@ -6,7 +6,7 @@ import inspect
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, TypeVar
 
 import msgspec
 import numpy as np
@@ -28,6 +28,20 @@ class HeuristicConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
 
 
 ConfigT = TypeVar("ConfigT", bound=HeuristicConfig)
+
+# Config field types for guards and other scalar settings: the lower bound is checked when the config loads, so a
+# bad value stops start-up with "<code>.<key>: Expected `int` >= 0" instead of a heuristic failing on some app.
+# Each heuristic's Config comments say which a key is and why; docs/HEURISTICS.md lists them.
+Count = Annotated[int, msgspec.Meta(ge=0)]
+"""A count where 0 is meaningful (a guard of 0 judges everything, however little data there is)."""
+PositiveCount = Annotated[int, msgspec.Meta(ge=1)]
+"""A count or size where 0 means nothing (a divisor, a length to cut text to)."""
+NonNegative = Annotated[float, msgspec.Meta(ge=0)]
+"""A size, duration or share where 0 is meaningful (no floor); NaN is refused, infinity allowed."""
+Positive = Annotated[float, msgspec.Meta(gt=0)]
+"""A scale or divisor, where 0 would divide by zero or mean nothing."""
+Headroom = Annotated[float, msgspec.Meta(ge=1, le=10)]
+"""A factor over an observed peak: below 1 would suggest less than the app used, above 10 is no headroom."""
 
 
 @dataclass(frozen=True, slots=True)

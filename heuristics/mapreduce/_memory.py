@@ -9,7 +9,7 @@ import numpy as np
 from appmodel.formatting import format_bytes, format_duration, format_percent
 from appmodel.mapreduce import MapReduceApp, MRPhase
 from appmodel.units import MIB
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed, PositiveCount
 from heuristics.mapreduce.common import (
     MAPREDUCE,
     PHASE_LABEL,
@@ -28,7 +28,7 @@ from heuristics.severity import Ascending, Descending
 class MemoryConfig(HeuristicConfig, frozen=True):
     memory_ratio: Descending  # average PHYSICAL_MEMORY_BYTES / container memory (lower is worse)
     container_memory: Ascending  # container memory as a multiple of container_memory_default_mb; caps
-    container_memory_default_mb: int  # the cluster's usual container size, below which waste is not flagged
+    container_memory_default_mb: PositiveCount  # the cluster's usual container size (a divisor: at least 1)
 
 
 class MemoryBase(Heuristic[MemoryConfig]):

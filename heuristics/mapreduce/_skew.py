@@ -8,7 +8,7 @@ import numpy as np
 
 from appmodel.formatting import format_bytes, format_duration, format_ratio
 from appmodel.mapreduce import MapReduceApp, MRPhase, MRTaskColumns
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed, Positive
 from heuristics.mapreduce.common import (
     MAPREDUCE,
     Floats,
@@ -29,7 +29,7 @@ class SkewConfig(HeuristicConfig, frozen=True):
     deviation: Ascending  # (avg of group B - avg of group A) / the smaller avg
     larger_group_blocks: Ascending  # data skew only: group B's average data, in HDFS blocks
     num_tasks: Ascending  # tasks in group A (the many small ones); caps both data and time skew
-    default_block_size_mib: float  # when the job conf has no dfs.blocksize
+    default_block_size_mib: Positive  # when the job conf has no dfs.blocksize; a divisor, so above 0
 
 
 def deviation(avg_a: float, avg_b: float, floor: float) -> float:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from appmodel.formatting import format_bytes
 from appmodel.mapreduce import MapReduceApp
 from appmodel.units import MIB
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
 from heuristics.mapreduce.common import MAPREDUCE
 from heuristics.registry import register
 from heuristics.severity import Severity
@@ -77,7 +77,7 @@ class DistributedCache(Heuristic["DistributedCache.Config"]):
     app_types = MAPREDUCE
 
     class Config(HeuristicConfig, frozen=True):
-        file_size_limit_mib: float  # a cached file or archive larger than this is CRITICAL
+        file_size_limit_mib: NonNegative  # a cached file or archive larger than this is CRITICAL; 0: any non-empty one
 
     def evaluate(self, app: MapReduceApp) -> HeuristicResult:
         limit = self.config.file_size_limit_mib * MIB

@@ -3,7 +3,7 @@ from __future__ import annotations
 import math
 
 from appmodel.mapreduce import MapReduceApp, MRJobStatus, MRPhase, MRPhaseKind, MRTaskStatus
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Count, Heuristic, HeuristicConfig, HeuristicResult, Observed, PositiveCount
 from heuristics.mapreduce.common import MAPREDUCE, PHASE_STAGE
 from heuristics.registry import register
 from heuristics.severity import Severity
@@ -53,8 +53,8 @@ class MrException(Heuristic["MrException.Config"]):
     app_types = MAPREDUCE
 
     class Config(HeuristicConfig, frozen=True):
-        max_text_chars: int  # each diagnostic or task error is cut to this length
-        max_task_reasons: int  # failed tasks shown
+        max_text_chars: PositiveCount  # each diagnostic or task error is cut to this length (0 would hide them all)
+        max_task_reasons: Count  # failed tasks shown; 0: the job's diagnostics only
 
     def evaluate(self, app: MapReduceApp) -> HeuristicResult:
         cfg = self.config

@@ -5,7 +5,7 @@ import numpy as np
 from appmodel.formatting import format_bytes, format_duration
 from appmodel.mapreduce import MapReduceApp
 from appmodel.units import MIB
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed, Positive
 from heuristics.mapreduce.common import (
     MAPREDUCE,
     counted,
@@ -53,7 +53,7 @@ class MapperSpeed(Heuristic["MapperSpeed.Config"]):
     class Config(HeuristicConfig, frozen=True):
         disk_speed: Descending  # median read speed as a fraction of disk_read_speed_mib_s (lower is worse)
         runtime_min: Ascending  # median task run time in minutes; caps the speed's severity
-        disk_read_speed_mib_s: float  # what a disk reads per second, the speed scale
+        disk_read_speed_mib_s: Positive  # what a disk reads per second, the speed scale (a divisor: above 0)
 
     def evaluate(self, app: MapReduceApp) -> HeuristicResult:
         if (skipped := not_judged_unless_succeeded(self, app)) is not None:

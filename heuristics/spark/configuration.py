@@ -3,7 +3,7 @@ from __future__ import annotations
 from appmodel.formatting import format_bytes
 from appmodel.spark import SparkApp
 from appmodel.units import GIB
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Count, Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import (
@@ -68,8 +68,8 @@ class Configuration(Heuristic["Configuration.Config"]):
         driver_memory_gib: Ascending
         executor_cores: Ascending
         memory_overhead_gib: Ascending  # executor and driver overheads
-        max_min_executors: int  # spark.dynamicAllocation.minExecutors above this -> CRITICAL
-        max_max_executors: int  # spark.dynamicAllocation.maxExecutors above this -> CRITICAL
+        max_min_executors: Count  # spark.dynamicAllocation.minExecutors above this -> CRITICAL; 0: any above 0
+        max_max_executors: Count  # spark.dynamicAllocation.maxExecutors above this -> CRITICAL; 0: any above 0
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config

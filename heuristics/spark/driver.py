@@ -3,7 +3,7 @@ from __future__ import annotations
 from appmodel.formatting import format_bytes, format_duration, format_percent, format_ratio
 from appmodel.spark import SparkApp
 from appmodel.units import GIB, MIB
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import MIN_MS, NO_EXECUTOR_METRICS, SPARK, conf_bytes, conf_int, local_mode, peak
@@ -44,10 +44,10 @@ class Driver(Heuristic["Driver.Config"]):
         driver_memory_gib: Ascending
         memory_overhead_gib: Ascending
         gc_ratio: Ascending  # driver GC time / app duration
-        min_app_duration_min: float  # shorter apps are not judged on driver GC or heap peak
+        min_app_duration_min: NonNegative  # shorter apps are not judged on GC or heap peak; 0: any app with a duration
         allocated_to_peak: Ascending  # memory / (heap peak + reserve)
-        reserve_mib: float
-        min_driver_memory_gib: float  # drivers this small or smaller are not judged on allocated/peak
+        reserve_mib: NonNegative  # added to the heap peak; 0: none
+        min_driver_memory_gib: NonNegative  # drivers this small or smaller are not judged on allocated/peak; 0: all
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config

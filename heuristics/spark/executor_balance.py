@@ -5,7 +5,7 @@ import numpy as np
 from appmodel.formatting import format_bytes, format_duration, format_ratio
 from appmodel.spark import SparkApp
 from appmodel.units import MIB
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Count, Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import MIN_MS, SPARK, executor_sums, task_executors
@@ -33,8 +33,10 @@ class ExecutorBalance(Heuristic["ExecutorBalance.Config"]):
     Differences from Dr. Elephant:
         Same thresholds (1.334, 1.778, 3.162, 10) and the same "too small to matter" guards (max below
         100 MiB or 5 minutes). Dr. Elephant used block-manager storage memory (memoryUsed), which is zero
-        unless the app caches; Hindsight uses the JVM heap peak. It also needs at least three executors, since
-        with one or two the median is not a "typical" executor. A median of zero is still CRITICAL.
+        unless the app caches; Hindsight uses the JVM heap peak. It also needs at least three executors
+        (min_executors), since with one or two the median is not a "typical" executor; min_executors 0 or 1
+        judges any number, and with no executor that ran tasks there is nothing to compare (no finding). A
+        median of zero is still CRITICAL.
     """
 
     code = "spark.executor_balance"
@@ -43,13 +45,15 @@ class ExecutorBalance(Heuristic["ExecutorBalance.Config"]):
 
     class Config(HeuristicConfig, frozen=True):
         spread: Ascending  # max / median across executors
-        min_executors: int  # fewer executors than this are not judged
-        min_max_bytes_mib: float  # a byte metric whose max is below this is ignored
-        min_max_time_min: float  # a time metric whose max is below this is ignored
+        min_executors: Count  # fewer executors than this are not judged; 0 or 1: any (none gives no finding)
+        min_max_bytes_mib: NonNegative  # a byte metric whose max is below this is ignored; 0: none is
+        min_max_time_min: NonNegative  # a time metric whose max is below this is ignored; 0: none is
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config
         executors = [e for e in task_executors(app) if not e.is_driver]
+        if not executors:  # whatever min_executors says (0 included): there is nothing to compare
+            return self.no_finding(("Note", "no executor ran tasks: nothing to compare"))
         if len(executors) < cfg.min_executors:
             return self.no_finding(("Note", f"{len(executors)} executor(s) ran tasks: too few to compare"))
         position = {executor_id: i for i, executor_id in enumerate(app.executor_ids)}
@@ -82,7 +86,7 @@ class ExecutorBalance(Heuristic["ExecutorBalance.Config"]):
         observed: Observed = {"executors": len(executors)}
         involved: list[str] = []
         for label, metric_ids, values, is_bytes in metrics:
-            if len(values) < cfg.min_executors:
+            if len(values) < max(cfg.min_executors, 1):  # a metric no executor logged (heap peaks) is not judged
                 details.append((label, f"logged for {len(values)} executor(s): too few to compare"))
                 continue
             top, median = float(values.max()), float(np.median(values))

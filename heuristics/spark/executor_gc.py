@@ -4,7 +4,7 @@ import numpy as np
 
 from appmodel.formatting import format_duration, format_percent
 from appmodel.spark import SparkApp
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import MIN_MS, SPARK, executor_sums, executors_counted, ratio
@@ -43,8 +43,8 @@ class ExecutorGc(Heuristic["ExecutorGc.Config"]):
 
     class Config(HeuristicConfig, frozen=True):
         gc_ratio: Ascending  # GC time / task time
-        min_task_time_min: float  # below this total task time the app-wide ratio is not judged
-        min_stage_task_time_min: float  # a stage's tasks must total at least this to be judged alone
+        min_task_time_min: NonNegative  # below this total task time the app-wide ratio is not judged; 0: always
+        min_stage_task_time_min: NonNegative  # a stage's tasks must total at least this to be judged alone; 0: all
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config

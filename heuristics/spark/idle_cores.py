@@ -4,7 +4,7 @@ import re
 
 from appmodel.formatting import format_duration, format_percent
 from appmodel.spark import Executor, SparkApp
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending
 from heuristics.spark.common import MIN_MS, SPARK, conf_int, executors_counted, task_executors
@@ -42,7 +42,7 @@ class IdleCores(Heuristic["IdleCores.Config"]):
 
     class Config(HeuristicConfig, frozen=True):
         idle_share: Ascending
-        min_app_duration_min: float
+        min_app_duration_min: NonNegative  # shorter apps are not judged; 0: any app with a duration
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config

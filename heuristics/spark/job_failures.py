@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from appmodel.formatting import format_percent
 from appmodel.spark import JobStatus, SparkApp
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Count, Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import SPARK, ratio
@@ -38,7 +38,7 @@ class JobFailures(Heuristic["JobFailures.Config"]):
     class Config(HeuristicConfig, frozen=True):
         job_failure_rate: Ascending
         task_failure_rate: Ascending  # per job
-        min_job_tasks: int  # jobs with fewer task attempts are not judged on their task failure rate
+        min_job_tasks: Count  # jobs with fewer task attempts are not judged on their task failure rate; 0: all
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config

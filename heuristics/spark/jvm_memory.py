@@ -3,7 +3,7 @@ from __future__ import annotations
 from appmodel.formatting import format_bytes, format_ratio
 from appmodel.spark import SparkApp
 from appmodel.units import GIB, MIB
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Headroom, Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import (
@@ -46,10 +46,10 @@ class JvmMemory(Heuristic["JvmMemory.Config"]):
 
     class Config(HeuristicConfig, frozen=True):
         allocated_to_peak: Ascending  # memory / (peak + reserve)
-        reserve_mib: float
-        min_executor_memory_gib: float
-        min_task_time_min: float  # apps whose tasks ran less in total are not judged
-        suggested_headroom: float  # suggested memory = peak x this
+        reserve_mib: NonNegative  # added to the heap peak; 0: none
+        min_executor_memory_gib: NonNegative  # executors this small or smaller are not judged; 0: all
+        min_task_time_min: NonNegative  # apps whose tasks ran less in total are not judged; 0: all
+        suggested_headroom: Headroom  # suggested memory = peak x this; 1 to 10 (never below the peak)
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config

@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 
 from appmodel.spark import SparkApp, StageStatus, TaskStatus
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, NonNegative
 from heuristics.registry import register
 from heuristics.severity import Severity
 from heuristics.spark.common import SPARK, ratio, stage_tasks_counted
@@ -55,7 +55,7 @@ class MemoryFailures(Heuristic["MemoryFailures.Config"]):
     app_types = SPARK
 
     class Config(HeuristicConfig, frozen=True):
-        severe_failed_to_completed: float  # memory-failed / completed tasks at or above this -> SEVERE
+        severe_failed_to_completed: NonNegative  # memory-failed / completed tasks at or above this -> SEVERE; 0: any
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config

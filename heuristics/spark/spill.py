@@ -5,7 +5,7 @@ import numpy as np
 from appmodel.formatting import format_bytes, format_ratio
 from appmodel.spark import SparkApp
 from appmodel.units import MIB
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import SPARK, stage_tasks_counted
@@ -45,7 +45,7 @@ class Spill(Heuristic["Spill.Config"]):
 
     class Config(HeuristicConfig, frozen=True):
         spill_ratio: Ascending  # memory bytes spilled / max data processed
-        min_stage_spill_mib: float
+        min_stage_spill_mib: NonNegative  # stages that spilled less are not judged; 0: any spill
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from appmodel.formatting import format_percent
 from appmodel.spark import SparkApp, StageStatus
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Count, Heuristic, HeuristicConfig, HeuristicResult, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import SPARK, ratio, stage_tasks_counted
@@ -39,7 +39,7 @@ class StageFailures(Heuristic["StageFailures.Config"]):
     class Config(HeuristicConfig, frozen=True):
         stage_failure_rate: Ascending
         task_failure_rate: Ascending  # per stage attempt
-        min_stage_tasks: int
+        min_stage_tasks: Count  # stage attempts with fewer task attempts are not judged on their rate; 0 or 1: all
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config

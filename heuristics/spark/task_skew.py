@@ -5,7 +5,7 @@ import numpy as np
 from appmodel.formatting import format_bytes, format_duration, format_ratio
 from appmodel.spark import SparkApp, TaskStatus
 from appmodel.units import MIB
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Count, Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import SPARK, stage_tasks_counted
@@ -51,10 +51,11 @@ class TaskSkew(Heuristic["TaskSkew.Config"]):
 
     class Config(HeuristicConfig, frozen=True):
         max_to_median: Ascending
-        min_stage_tasks: int
-        min_max_task_duration_s: float
-        min_max_task_share_of_stage: float  # the longest task must last this share of the stage's wall time
-        min_max_task_read_mib: float
+        min_stage_tasks: Count  # stages with fewer finished tasks are not judged; 0 or 1: any with a task
+        min_max_task_duration_s: NonNegative  # a shorter longest task is not judged on time; 0: any
+        # the longest task must last this share of the stage's wall time; 0: any
+        min_max_task_share_of_stage: NonNegative
+        min_max_task_read_mib: NonNegative  # a smaller largest read is not judged on data; 0: any
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config

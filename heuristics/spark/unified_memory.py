@@ -3,7 +3,7 @@ from __future__ import annotations
 from appmodel.formatting import format_bytes, format_percent
 from appmodel.spark import Executor, SparkApp
 from appmodel.units import GIB, MIB
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
 from heuristics.registry import register
 from heuristics.severity import Descending, Severity
 from heuristics.spark.common import (
@@ -63,10 +63,10 @@ class UnifiedMemory(Heuristic["UnifiedMemory.Config"]):
 
     class Config(HeuristicConfig, frozen=True):
         peak_to_max: Descending  # max peak unified memory / max unified memory
-        min_executor_memory_gib: float  # executors this small or smaller are not judged
-        min_task_time_min: float  # apps whose tasks ran less in total are not judged
-        min_memory_fraction: float
-        min_max_memory_mib: float
+        min_executor_memory_gib: NonNegative  # executors this small or smaller are not judged; 0: all
+        min_task_time_min: NonNegative  # apps whose tasks ran less in total are not judged; 0: all
+        min_memory_fraction: NonNegative  # a spark.memory.fraction this low or lower is not judged; 0: any above 0
+        min_max_memory_mib: NonNegative  # unified memory this small or smaller (or unknown) is not judged
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config
