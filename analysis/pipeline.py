@@ -22,6 +22,7 @@ import numpy as np
 
 import heuristics
 from analysis import jobinfo, summaries
+from analysis.failure import Failure, mapreduce_failure, spark_failure
 from analysis.metrics import AppMetrics, compute_metrics
 from analysis.metrics_mapreduce import MapReduceMetrics, compute_mapreduce_metrics
 from appmodel import SparkApp
@@ -191,6 +192,8 @@ class AnalysisReport:
     # Executor anomaly input kept for storage (analysis.executors.analysis_input): feature rows and a task
     # series sample; {} for MapReduce jobs (no executors) or when it could not be computed.
     executor_anomaly: dict[str, Any] = field(default_factory=dict)
+    # Why the app (or a job of it) failed (analysis.failure); None when nothing failed.
+    failure: Failure | None = None
 
     @property
     def severity_name(self) -> str:
@@ -221,6 +224,7 @@ class AnalysisReport:
             "metrics": json_safe(self.metrics.to_dict()) if self.metrics else {},
             "heuristics": [f.to_json_dict() for f in self.findings],
             "stages": [{key: json_safe(getattr(row, key, None)) for key in STAGE_JSON_KEYS} for row in self.stages],
+            "failure": None if self.failure is None else self.failure.to_dict(),
             "warnings": list(self.warnings),
             "parse_stats": self.parse_stats,  # what the reader skipped: malformed lines, unknown events and keys
         }
@@ -282,6 +286,7 @@ def analyze(
     host_tasks = attempt("host task z-scores", lambda: _host_tasks(app), no_hosts)
     no_executor_input: dict[str, Any] = {}
     executor_input = attempt("executor anomaly input", lambda: _executor_anomaly_input(app), no_executor_input)
+    failure = attempt("failure", lambda: spark_failure(app), None)
 
     return AnalysisReport(
         source=app.source,
@@ -309,6 +314,7 @@ def analyze(
         stage_signature=signature,
         host_tasks=host_tasks,
         executor_anomaly=executor_input,
+        failure=failure,
     )
 
 
@@ -363,6 +369,7 @@ def _analyze_mapreduce(
     signature = attempt("stage signature", lambda: _stage_signature(stage_rows, "MAPREDUCE"), "")
     no_hosts: tuple[HostTasks, ...] = ()
     host_tasks = attempt("host task z-scores", lambda: _host_tasks(app), no_hosts)
+    failure = attempt("failure", lambda: mapreduce_failure(app), None)
     return AnalysisReport(
         source=app.source,
         app_id=app.job_id,
@@ -388,6 +395,7 @@ def _analyze_mapreduce(
         job=job,
         stage_signature=signature,
         host_tasks=host_tasks,
+        failure=failure,
     )
 
 

@@ -69,6 +69,9 @@ class AnalyzedApp(models.Model):
     metrics = models.JSONField(default=dict)
     warnings = models.JSONField(default=list)
     parse_stats = models.JSONField(default=dict)
+    # Why the app (or a job of it) failed: analyzer.schema.Failure; null when nothing failed (and in rows stored
+    # before the column existed).
+    failure = models.JSONField(null=True, blank=True, default=None)
     spark_properties = models.JSONField(default=dict)  # redacted before it gets here
     # The cluster a polled app came from; null for logs analyzed from files.
     cluster = models.ForeignKey("Cluster", on_delete=models.SET_NULL, null=True, blank=True, related_name="apps")

@@ -14,6 +14,9 @@ database keeps.
   (``{}``: computing them failed, and a warning on the app says why). Both Structs are *derived* from the
   dataclasses (:func:`stored_metrics_struct`), so a metric added there is in the schema, with its definition as
   its description, and a field of a type with no stored form fails at import;
+* ``AnalyzedApp.failure``: :class:`Failure` (``analysis.failure.Failure.to_dict()``), or null when nothing failed;
+  its ``stack`` is capped at 64 KiB (``analysis.failure.STACK_LIMIT_BYTES``, a cut stack ends with a line saying
+  so);
 * ``AnalyzedApp.parse_stats``: :class:`ParseStats` (``appmodel.spark.ParseStats`` as ``analysis.pipeline.analyze``
   makes it JSON); ``AnalyzedApp.warnings``: :data:`Warnings`;
 * ``HeuristicResult.observed``: :data:`Observed`, a flat mapping of names to numbers, strings, booleans or null
@@ -237,3 +240,60 @@ EXECUTOR_PEAK_METRICS = list[PeakMetrics]
 
 # An app's warnings: what the analysis could not read or compute, one sentence each.
 Warnings = list[str]
+
+
+# ---- failure -------------------------------------------------------------------------------------------------
+
+
+class FailedAttempt(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One attempt of the failing task: where it ran and how it ended (``analysis.failure.FailedAttempt``)."""
+
+    attempt: Annotated[int, msgspec.Meta(description="The attempt number, 0 first.")]
+    task_id: Annotated[int | None, msgspec.Meta(description="Spark's task id (TID); null for MapReduce.")]
+    executor: Annotated[str | None, msgspec.Meta(description="The executor it ran on; null when unknown.")]
+    host: Annotated[str | None, msgspec.Meta(description="The host it ran on; null when unknown.")]
+    status: Annotated[str, msgspec.Meta(description="How the attempt ended: FAILED, KILLED, SUCCESS, ...")]
+    exception_class: Annotated[
+        str | None, msgspec.Meta(description="The attempt's exception class; null when its reason names none.")
+    ]
+    message: Annotated[str, msgspec.Meta(description="The attempt's exception message (at most 2,000 characters).")]
+
+
+class FailedTask(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The failing task of the failing stage (``analysis.failure.FailedTask``): the task with the most failed
+    attempts, the one that exhausted its retries."""
+
+    index: Annotated[int, msgspec.Meta(description="The task's index (partition) in its stage, or in its phase.")]
+    stage_attempt_id: Annotated[int | None, msgspec.Meta(description="The stage attempt; null for MapReduce.")]
+    failed_attempts: Annotated[int, msgspec.Meta(description="How many attempts of this task failed.")]
+    attempts: Annotated[
+        list[FailedAttempt],
+        msgspec.Meta(description="Its attempts, oldest first (at most 16); empty when the log does not list them."),
+    ]
+
+
+class Failure(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Why the app, or a job of it, failed (``analysis.failure``): the real exception (for a Python error the
+    last ``SomeError: message`` of its traceback, not ``PythonException: Traceback``), where it happened, and the
+    full stack."""
+
+    exception_class: Annotated[
+        str | None, msgspec.Meta(description="The exception's class, e.g. ValueError; null when no text names one.")
+    ]
+    message: Annotated[str, msgspec.Meta(description="The exception's message (at most 2,000 characters).")]
+    stack: Annotated[
+        str,
+        msgspec.Meta(
+            description="The failure's full text (the task's stack trace, else the stage's or job's reason), at "
+            "most 64 KiB: a cut stack ends with a line saying how many bytes were left out."
+        ),
+    ]
+    stage_id: Annotated[
+        int | None, msgspec.Meta(description="The failing stage (MapReduce: 0 the maps, 1 the reduces); null if none.")
+    ]
+    job_id: Annotated[int | None, msgspec.Meta(description="The failing Spark job; null for MapReduce or if none.")]
+    task: Annotated[FailedTask | None, msgspec.Meta(description="The failing task; null when no task failed.")]
+    failed_jobs: Annotated[int, msgspec.Meta(description="How many jobs of the app failed (Spark).")] = 0
+    failed_tasks: Annotated[
+        int, msgspec.Meta(description="Failed task attempts in the failing stage attempt (or phase).")
+    ] = 0

@@ -4,7 +4,7 @@ Everything stored comes from untrusted clusters, so every value is fitted to its
 loses NUL characters (PostgreSQL refuses them) and is cut to the column's length with "...", integers are
 clamped to the column's range, JSON gets plain builtins with NaN as null, and epoch milliseconds become
 aware UTC datetimes (None when out of range). The JSON the pure analysis produces in a fixed shape (an app's
-metrics, parse statistics and warnings, a finding's observed values, an executor's peak metrics, a stage's
+metrics, parse statistics, warnings and failure, a finding's observed values, an executor's peak metrics, a stage's
 histogram and task times per host) is first checked against ``analyzer.schema``
 (``analyzer.stored_results.validated``) and stored unchanged.
 """
@@ -229,8 +229,18 @@ def _app_values(report: AnalysisReport) -> dict[str, Any]:
         metrics=_stored_metrics(metrics),
         warnings=validated(list(report.warnings), schema.Warnings),
         parse_stats=validated(report.parse_stats, schema.ParseStats),
+        failure=_stored_failure(report),
         spark_properties=report.spark_properties,
     )
+
+
+def _stored_failure(report: AnalysisReport) -> dict[str, Any] | None:
+    """The failure as it is stored (no NUL: a stack is untrusted text), checked against ``schema.Failure``; the
+    pure analysis already capped its stack at 64 KiB."""
+    if report.failure is None:
+        return None
+    stored: dict[str, Any] = validated(jsonb_safe(report.failure.to_dict()), schema.Failure)
+    return stored
 
 
 def _stored_metrics(metrics: AppMetrics | MapReduceMetrics | None) -> dict[str, Any]:

@@ -6,7 +6,7 @@ or number, and the configured heuristic codes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from django.db.models import F, Max
@@ -31,13 +31,15 @@ class GateTarget:
 
 @dataclass(frozen=True, slots=True)
 class GateVerdict:
-    """A CI gate's answer: fail when any judged finding (of any judged app) is above ``max_severity``."""
+    """A CI gate's answer: fail when any judged finding (of any judged app) is above ``max_severity``, or when a
+    judged app FAILED (unless the caller allowed failed apps): a run that crashed is no run to ship."""
 
     target: GateTarget
     max_severity: int
     severity: int  # the worst severity among the judged findings (NONE when there are none)
     failed: list[HeuristicResult]  # the judged findings above the bar, most severe first; ``.app`` is loaded
     judged: list[HeuristicResult]
+    failed_apps: list[AnalyzedApp] = field(default_factory=list)  # judged apps whose status is FAILED, not allowed
 
     @property
     def app(self) -> AnalyzedApp:
@@ -45,7 +47,7 @@ class GateVerdict:
 
     @property
     def passed(self) -> bool:
-        return not self.failed
+        return not self.failed and not self.failed_apps
 
     @property
     def reason(self) -> str:
@@ -58,10 +60,32 @@ class GateVerdict:
             what = _attempt_label(self.app)
         if self.passed:
             return f"pass: {what} has no finding above {bar} (worst {Severity(self.severity).name})"
-        worst = ", ".join(
-            (f"{_attempt_label(r.app)} " if flow else "") + f"{r.code}={Severity(r.severity).name}" for r in self.failed
-        )
-        return f"fail: {what} has {len(self.failed)} finding(s) above {bar}: {worst}"
+        parts = [
+            (f"{_attempt_label(app)}: " if flow else "") + f"the app FAILED: {failure_line(app)}"
+            for app in self.failed_apps
+        ]
+        if self.failed:
+            worst = ", ".join(
+                (f"{_attempt_label(r.app)} " if flow else "") + f"{r.code}={Severity(r.severity).name}"
+                for r in self.failed
+            )
+            parts.append(f"{len(self.failed)} finding(s) above {bar}: {worst}")
+        return f"fail: {what}: " + "; ".join(parts) if self.failed_apps else f"fail: {what} has {parts[0]}"
+
+
+# How much of a failure's message a gate's one line keeps.
+_REASON_MESSAGE_CHARS: Final = 300
+
+
+def failure_line(app: AnalyzedApp) -> str:
+    """``<class>: <message>`` of a failed app on one line (its first line, cut), or why it is not known."""
+    failure = app.failure if isinstance(app.failure, dict) else {}
+    name = failure.get("exception_class") or ""
+    message = str(failure.get("message") or "").strip().split("\n", 1)[0]
+    if len(message) > _REASON_MESSAGE_CHARS:
+        message = message[: _REASON_MESSAGE_CHARS - 1] + "…"
+    text = f"{name}: {message}" if name and message else (name or message)
+    return text or "no exception recorded"
 
 
 def _attempt_label(app: AnalyzedApp) -> str:
@@ -104,9 +128,12 @@ def gate_target(
     return None if app is None else GateTarget(apps=[app])
 
 
-def gate_verdict(*, target: GateTarget, max_severity: int, heuristics: Sequence[str] = ()) -> GateVerdict:
+def gate_verdict(
+    *, target: GateTarget, max_severity: int, heuristics: Sequence[str] = (), allow_failed: bool = False
+) -> GateVerdict:
     """Judge the findings of every app of ``target`` (only those of ``heuristics`` when given) against
-    ``max_severity``. One query for the findings and one for their details, whatever the number of apps."""
+    ``max_severity``, and fail an app whose status is FAILED unless ``allow_failed``. One query for the findings
+    and one for their details, whatever the number of apps."""
     by_pk = {app.pk: app for app in target.apps}
     results = list(
         HeuristicResult.objects.filter(app_id__in=list(by_pk))
@@ -122,6 +149,7 @@ def gate_verdict(*, target: GateTarget, max_severity: int, heuristics: Sequence[
         severity=max((r.severity for r in judged), default=Severity.NONE),
         failed=[r for r in judged if r.severity > max_severity],
         judged=judged,
+        failed_apps=[] if allow_failed else [app for app in target.apps if app.status == "FAILED"],
     )
 
 

@@ -13,7 +13,9 @@ from urllib.parse import urlsplit
 
 from django.db.models import F, Prefetch
 
+from analyzer import schema
 from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicResult, Severity, StageSummary
+from analyzer.stored_results import UnreadableResult, decode
 from appmodel.coerce import is_number, opt_int, opt_str
 from appmodel.formatting import json_text
 
@@ -80,6 +82,7 @@ class AppReport:
     warnings: list[str]
     stage_sort: str  # the applied sort key, "-" prefixed when descending
     yarn: YarnView | None = None  # the ResourceManager's view, when the cluster has one
+    failure: schema.Failure | None = None  # why the app (or a job of it) failed; shown first
 
     @property
     def clean_heuristics(self) -> list[HeuristicResult]:
@@ -137,7 +140,19 @@ def app_report(*, pk: int, stage_sort: str = DEFAULT_STAGE_SORT) -> AppReport | 
         warnings=[json_text(w) for w in warnings if w not in (None, "")],
         stage_sort=sort,
         yarn=yarn_view(app.yarn),
+        failure=stored_failure(app),
     )
+
+
+def stored_failure(app: AnalyzedApp) -> schema.Failure | None:
+    """The app's stored failure, typed; None when nothing failed, or when the stored value cannot be read (logged
+    by ``decode``: the rest of the report still shows)."""
+    if app.failure is None:
+        return None
+    try:
+        return decode(app.failure, schema.Failure, what="failure", row=app.pk)
+    except UnreadableResult:
+        return None
 
 
 # Attempts and the ResourceManager's view, on the report page

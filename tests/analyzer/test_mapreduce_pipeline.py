@@ -23,7 +23,7 @@ needs_refdata = pytest.mark.skipif(not JHIST.is_dir(), reason=f"reference data n
 SPARK_JSON_KEYS = {
     "source", "app_id", "attempt_id", "app_name", "user", "app_type", "job_type", "flow", "template",
     "spark_version", "start_ms", "end_ms", "status", "partial", "severity", "score", "metrics", "heuristics",
-    "stages", "warnings", "parse_stats",
+    "stages", "failure", "warnings", "parse_stats",
 }  # fmt: skip
 
 

@@ -432,6 +432,14 @@ class AppDetailSerializer(AppSummarySerializer):
     warnings = StructField(
         schema.Warnings, read_only=True, help_text="What the analysis could not read or compute, one sentence each."
     )
+    failure = StructField(
+        schema.Failure | None,
+        read_only=True,
+        allow_null=True,
+        help_text="Why the app (or a job of it) failed: the real exception (a Python error's own class and message, "
+        "not PythonException), the failing stage, job and task with its attempts, and the stack (at most 64 KiB); "
+        "null when nothing failed, and for apps analyzed before failures were recorded.",
+    )
     spark_properties = serializers.JSONField(read_only=True, help_text="Spark properties, secrets redacted.")
     yarn = serializers.JSONField(read_only=True, help_text="The ResourceManager's view of the app; {} when none.")
     job = serializers.SerializerMethodField()
@@ -457,6 +465,7 @@ class AppDetailSerializer(AppSummarySerializer):
             "analysis_ms",
             "metrics",
             "metric_notes",
+            "failure",
             "warnings",
             "spark_properties",
             "yarn",

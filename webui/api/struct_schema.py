@@ -80,6 +80,8 @@ def _structs(info: Any, found: dict[str, type]) -> None:
         found[info.cls.__name__] = info.cls
         for field in info.fields:
             _structs(field.type, found)
+    elif isinstance(info, msgspec.inspect.Metadata):  # an Annotated field (a description) around its type
+        _structs(info.type, found)
     elif isinstance(info, msgspec.inspect.UnionType):
         for member in info.types:
             _structs(member, found)

@@ -255,6 +255,11 @@ class GateQuerySerializer(serializers.Serializer[Any]):
     heuristics = serializers.CharField(
         required=False, max_length=4000, help_text="Comma-separated heuristic codes to judge (default: all)."
     )
+    allow_failed = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="true: do not fail an app whose status is FAILED (judge its findings only). Default false.",
+    )
 
     TARGETS = ("app_id", "job_def_id", "flow_def_id", "template")
 
@@ -287,11 +292,12 @@ def _gate_body(verdict: gate_selectors.GateVerdict, request: Request) -> dict[st
 class GateView(APIView):
     @extend_schema(
         operation_id="gate_retrieve",
-        summary="CI gate: pass when no judged finding is above max_severity",
+        summary="CI gate: pass when no judged finding is above max_severity and no judged app FAILED",
         description="app_id judges that app's latest attempt; job_def_id and template the latest run of that job "
         "(one app); flow_def_id every app of the flow's latest run (the flow execution whose last app ended "
         "last). severity is the worst judged finding; failed lists the findings above max_severity, each naming "
-        "its app; apps lists every judged app.",
+        "its app; apps lists every judged app. An app whose status is FAILED fails the gate, and reason says why "
+        '("the app FAILED: <class>: <message>", its failure\'s exception), unless allow_failed=true.',
         parameters=[GateQuerySerializer],
         responses={
             **COMMON,
@@ -315,6 +321,7 @@ class GateView(APIView):
             target=target,
             max_severity=params.get("max_severity", Severity.MODERATE.value),
             heuristics=params.get("heuristics", []),
+            allow_failed=params.get("allow_failed", False),
         )
         return Response(_gate_body(verdict, request))
 

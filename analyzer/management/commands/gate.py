@@ -1,9 +1,12 @@
 """``manage.py gate --app-id X | --job-def-id Y | --flow-def-id F | --template T [--cluster C]
-[--max-severity MODERATE] [--heuristics a,b]``: a CI gate on an analyzed app, read from the database.
+[--max-severity MODERATE] [--heuristics a,b] [--allow-failed]``: a CI gate on an analyzed app, read from the
+database.
 
-The contract CI scripts rely on: exit 0 when no judged finding is above ``--max-severity`` (one ``pass: ...`` line
-on stdout), 1 when some are (one ``fail: ...`` line on stdout naming them), 2 on an error: bad arguments, an
-unknown heuristic code, nothing analyzed yet, or a database failure (one ``hindsight: ...`` line on stderr).
+The contract CI scripts rely on: exit 0 when no judged finding is above ``--max-severity`` and no judged app FAILED
+(one ``pass: ...`` line on stdout), 1 when some are or one FAILED (one ``fail: ...`` line on stdout naming them; a
+failed app as ``the app FAILED: <class>: <message>``; ``--allow-failed`` judges a failed app's findings only), 2
+on an error: bad arguments, an unknown heuristic code, nothing analyzed yet, or a database failure (one
+``hindsight: ...`` line on stderr).
 ``--job-def-id`` and ``--template`` judge the latest ended app carrying that key; ``--flow-def-id`` judges every app
 of the flow's latest run (the flow execution whose last app ended last), and a ``fail`` line names each finding's
 app. The same verdict as ``GET /api/v1/gate``.
@@ -48,6 +51,11 @@ class Command(BaseCommand):
         parser.add_argument("--cluster", default="", help="Only this cluster's apps.")
         parser.add_argument("--max-severity", default="MODERATE", help="Highest passing severity (default MODERATE).")
         parser.add_argument("--heuristics", default="", help="Comma-separated heuristic codes to judge (default all).")
+        parser.add_argument(
+            "--allow-failed",
+            action="store_true",
+            help="Do not fail an app whose status is FAILED (judge its findings only).",
+        )
 
     def _error(self, message: str) -> NoReturn:
         self.stderr.write(f"hindsight: gate: {printable(message)}")
@@ -75,7 +83,9 @@ class Command(BaseCommand):
                 given = next(f"--{k.replace('_', '-')} {v!r}" for k, v in targets.items() if v)
                 what = "flow run" if targets["flow_def_id"] else "app"
                 self._error(f"no analyzed {what} matches {given}: it is not analyzed yet, or the value is wrong")
-            verdict = gate_selectors.gate_verdict(target=target, max_severity=level, heuristics=codes)
+            verdict = gate_selectors.gate_verdict(
+                target=target, max_severity=level, heuristics=codes, allow_failed=options["allow_failed"]
+            )
         except DatabaseError as exc:
             self._error(f"database error: {exc}")
         self.stdout.write(printable(verdict.reason))
