@@ -460,3 +460,38 @@ def test_an_event_log_directory_without_a_log_of_that_id_fails_the_request_for_g
     found = ondemand.request_analysis(cluster="dir", app_id="local-1000000000000")
     assert polling.analyze_claim(found.claim_id, poller_id="test").analyzed is not None
     assert AnalyzedApp.objects.filter(source="dir/eventlog-dir").count() == 1
+
+
+def _worker_storing_a_failed_app(monkeypatch: pytest.MonkeyPatch) -> None:
+    def worker(name: str, args: list[Any] | None = None, **options: Any) -> None:
+        """A worker that stores the app as FAILED, with no finding above the bar, and marks the claim done."""
+        claim = AppClaim.objects.select_related("cluster").get(pk=(args or [0])[0])
+        app = make_app(app_id=claim.app_id, cluster=claim.cluster, source="prod/spark-history", severity=0)
+        AnalyzedApp.objects.filter(pk=app.pk).update(status="FAILED")
+        AppClaim.objects.filter(pk=claim.pk).update(state=ClaimState.DONE, analyzed_app=app)
+
+    monkeypatch.setattr(celery_app, "send_task", worker)
+
+
+def test_an_analyzed_app_that_failed_fails_the_on_demand_verdict_as_it_fails_the_gate(
+    ci: APIClient, prod: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _worker_storing_a_failed_app(monkeypatch)
+    status, body = analyze(ci, cluster="prod", app_id="local-6", wait_s=30)
+
+    assert status == 200
+    assert (body["status"], body["verdict"]) == ("analyzed", "fail")
+    assert "FAILED" in body["reason"]
+
+
+def test_allow_failed_lets_a_failed_app_pass_on_demand_and_the_poll_url_keeps_it(
+    ci: APIClient, prod: Cluster, monkeypatch: pytest.MonkeyPatch, sent: list[tuple[str, list[Any]]]
+) -> None:
+    _, queued = analyze(ci, cluster="prod", app_id="local-7", allow_failed=True)
+    assert queued["poll"].endswith("?app_id=local-7&cluster=prod&allow_failed=true")
+
+    _worker_storing_a_failed_app(monkeypatch)
+    status, body = analyze(ci, cluster="prod", app_id="local-8", wait_s=30, allow_failed=True)
+
+    assert status == 200
+    assert (body["status"], body["verdict"]) == ("analyzed", "pass")

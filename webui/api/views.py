@@ -348,6 +348,12 @@ class AnalyzeBodySerializer(serializers.Serializer[Any]):
     heuristics = serializers.CharField(
         required=False, max_length=4000, help_text="Comma-separated heuristic codes to judge (default: all)."
     )
+    allow_failed = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="true: do not fail an app whose status is FAILED (judge its findings only), as the gate's "
+        "allow_failed. Default false.",
+    )
 
     def validate_heuristics(self, value: str) -> list[str]:
         return _heuristic_codes(value)
@@ -426,7 +432,10 @@ class AnalyzeView(APIView):
         )
         if target is not None:
             verdict = gate_selectors.gate_verdict(
-                target=target, max_severity=max_severity, heuristics=params.get("heuristics", [])
+                target=target,
+                max_severity=max_severity,
+                heuristics=params.get("heuristics", []),
+                allow_failed=params.get("allow_failed", False),
             )
             return Response({"status": "analyzed", "request": shown, **_gate_body(verdict, request)})
         if progress.failed:
@@ -437,6 +446,8 @@ class AnalyzeView(APIView):
             query["max_severity"] = Severity(max_severity).name
         if params.get("heuristics"):
             query["heuristics"] = ",".join(params["heuristics"])
+        if params.get("allow_failed"):
+            query["allow_failed"] = "true"
         poll = request.build_absolute_uri(f"{reverse('api:gate')}?{urlencode(query)}")
         return Response({"status": "queued", "request": shown, "poll": poll}, status=202)
 
