@@ -610,14 +610,13 @@ def table_columns(models_by_table: dict[str, Any]) -> tuple[dict[str, list[str]]
             if table != "analyzer_analyzedapp" and model_field.column == "id":
                 continue  # children get their ids from the sequence (except results: their ids are given)
             names.append(model_field.column)
-            if model_field.has_default():
-                value = model_field.get_default()
+            if model_field.has_default() and (value := model_field.get_default()) is not None:
                 table_defaults[model_field.column] = (
                     json.dumps(value)
                     if isinstance(value, dict | list)
                     else ("t" if value is True else "f" if value is False else _esc(str(value)))
                 )
-            elif model_field.null:
+            elif model_field.null:  # no default, or a null one (the app's failure)
                 table_defaults[model_field.column] = NULL
         columns[table] = names
         defaults[table] = table_defaults

@@ -99,6 +99,8 @@ def test_a_pool_process_killed_mid_analysis_gives_its_message_back_and_the_app_i
         os.kill(pool_process, signal.SIGKILL)
 
         wait_until(settled, ANALYSIS_S, "the app is stored")
+        # The worker logs the task's result after its store commits: stopping it at once could lose that line.
+        wait_until(lambda: bool(stores_logged(log)), 60, "the worker logs its store", every_s=0.2)
         assert "WorkerLostError" in log.read_text(errors="replace")
     finally:
         stop(worker, group=True)
@@ -163,6 +165,8 @@ def test_a_worker_killed_whole_is_recovered_by_the_broker_alone_and_the_app_is_s
     second = started_worker(second_log, broker, HINDSIGHT_BROKER_VISIBILITY_TIMEOUT_S="2")
     try:
         wait_until(settled, ANALYSIS_S, "the app is stored")
+        # The worker logs the task's result after its store commits: stopping it at once could lose that line.
+        wait_until(lambda: bool(stores_logged(second_log)), 60, "the worker logs its store", every_s=0.2)
     finally:
         stop(second, group=True)
 
