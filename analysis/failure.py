@@ -27,6 +27,7 @@ from typing import Any, Final
 import numpy as np
 
 from appmodel import SparkApp
+from appmodel.jsonsafe import json_safe
 from appmodel.mapreduce import MapReduceApp, MRJobStatus, MRPhaseKind, MRTaskStatus
 from appmodel.spark import AppStatus, JobStatus, StageAttempt, TaskStatus
 
@@ -60,17 +61,6 @@ class FailedAttempt:
     exception_class: str | None
     message: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "attempt": self.attempt,
-            "task_id": self.task_id,
-            "executor": self.executor,
-            "host": self.host,
-            "status": self.status,
-            "exception_class": self.exception_class,
-            "message": self.message,
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class FailedTask:
@@ -80,14 +70,6 @@ class FailedTask:
     stage_attempt_id: int | None
     failed_attempts: int  # of this task
     attempts: tuple[FailedAttempt, ...] = ()  # at most ATTEMPTS_LIMIT, oldest first; () when not recorded
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "stage_attempt_id": self.stage_attempt_id,
-            "failed_attempts": self.failed_attempts,
-            "attempts": [attempt.to_dict() for attempt in self.attempts],
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,16 +86,9 @@ class Failure:
     failed_tasks: int = 0  # task attempts that failed in the failing stage attempt (phase)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "exception_class": self.exception_class,
-            "message": self.message,
-            "stack": self.stack,
-            "stage_id": self.stage_id,
-            "job_id": self.job_id,
-            "task": None if self.task is None else self.task.to_dict(),
-            "failed_jobs": self.failed_jobs,
-            "failed_tasks": self.failed_tasks,
-        }
+        """Plain data in field order, nested attempts included (the JSON contract's ``failure`` object)."""
+        data: dict[str, Any] = json_safe(self)
+        return data
 
 
 def cap_stack(text: str, limit: int = STACK_LIMIT_BYTES) -> str:

@@ -251,7 +251,7 @@ def test_research_thresholds_not_set_in_the_environment_are_the_librarys_own_def
 
     from analysis.hosts import RankingConfig
     from analyzer.hosts.services import ranking_config
-    from analyzer.stages.services import localization_settings
+    from analyzer.stages.selectors import localization_settings
 
     localize = importlib.import_module("analysis.stages.localize")  # the package exports localize(), the function
     stages = localization_settings()
@@ -276,7 +276,7 @@ def test_a_research_threshold_set_in_the_environment_reaches_the_service():
     )
     code = (
         "import django, datetime as dt; django.setup()\n"
-        "from analyzer.stages.services import localization_settings\n"
+        "from analyzer.stages.selectors import localization_settings\n"
         "from analyzer.hosts.services import ranking_config\n"
         "end = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)\n"
         "print(localization_settings().alpha, ranking_config('24h', end).min_host_tasks)"

@@ -12,6 +12,7 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db.models import Count, Max, Q, QuerySet
 
 from analyzer.models import AnalyzedApp, StageLocalization
@@ -20,6 +21,38 @@ from analyzer.stored_results import decode
 
 SUCCEEDED = "SUCCEEDED"
 WHAT = "stage localization"
+
+
+@dataclass(frozen=True, slots=True)
+class LocalizationSettings:
+    """The library's thresholds and the service's bounds (config/settings/base.py, HINDSIGHT_STAGE_LOCALIZATION_*)."""
+
+    alpha: float
+    beta: float
+    min_runs: int
+    min_effect: float
+    max_runs: int
+    per_call: int
+    host_factor: float
+
+
+def localization_settings() -> LocalizationSettings:
+    """The ``HINDSIGHT_STAGE_LOCALIZATION_*`` settings; the library's own default where a threshold is not set."""
+    from analysis.stages.localize import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_MIN_EFFECT, DEFAULT_MIN_RUNS
+
+    def threshold(name: str, default: float) -> float:
+        value = getattr(settings, f"HINDSIGHT_STAGE_LOCALIZATION_{name}")
+        return float(default if value is None else value)
+
+    return LocalizationSettings(
+        alpha=threshold("ALPHA", DEFAULT_ALPHA),
+        beta=threshold("BETA", DEFAULT_BETA),
+        min_runs=max(2, int(threshold("MIN_RUNS", DEFAULT_MIN_RUNS))),
+        min_effect=threshold("MIN_EFFECT", DEFAULT_MIN_EFFECT),
+        max_runs=max(2, int(settings.HINDSIGHT_STAGE_LOCALIZATION_MAX_RUNS)),
+        per_call=max(1, int(settings.HINDSIGHT_STAGE_LOCALIZATION_PER_CALL)),
+        host_factor=max(1.0, float(settings.HINDSIGHT_STAGE_LOCALIZATION_HOST_FACTOR)),
+    )
 
 
 def qualifying_runs() -> QuerySet[AnalyzedApp]:

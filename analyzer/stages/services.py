@@ -41,7 +41,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, QuerySet
 from django.utils import timezone
@@ -49,42 +48,10 @@ from django.utils import timezone
 from analyzer.models import AnalyzedApp, Cluster, StageLocalization, StageSummary
 from analyzer.schema import EMPTY_HOST_TASK_TIMES, HostTaskTimes
 from analyzer.stages import schema
-from analyzer.stages.selectors import qualifying_runs
+from analyzer.stages.selectors import LocalizationSettings, localization_settings, qualifying_runs
 from analyzer.stored_results import UnreadableResult, decode, validated
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class LocalizationSettings:
-    """The library's thresholds and the service's bounds (config/settings/base.py, HINDSIGHT_STAGE_LOCALIZATION_*)."""
-
-    alpha: float
-    beta: float
-    min_runs: int
-    min_effect: float
-    max_runs: int
-    per_call: int
-    host_factor: float
-
-
-def localization_settings() -> LocalizationSettings:
-    """The ``HINDSIGHT_STAGE_LOCALIZATION_*`` settings; the library's own default where a threshold is not set."""
-    from analysis.stages.localize import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_MIN_EFFECT, DEFAULT_MIN_RUNS
-
-    def threshold(name: str, default: float) -> float:
-        value = getattr(settings, f"HINDSIGHT_STAGE_LOCALIZATION_{name}")
-        return float(default if value is None else value)
-
-    return LocalizationSettings(
-        alpha=threshold("ALPHA", DEFAULT_ALPHA),
-        beta=threshold("BETA", DEFAULT_BETA),
-        min_runs=max(2, int(threshold("MIN_RUNS", DEFAULT_MIN_RUNS))),
-        min_effect=threshold("MIN_EFFECT", DEFAULT_MIN_EFFECT),
-        max_runs=max(2, int(settings.HINDSIGHT_STAGE_LOCALIZATION_MAX_RUNS)),
-        per_call=max(1, int(settings.HINDSIGHT_STAGE_LOCALIZATION_PER_CALL)),
-        host_factor=max(1.0, float(settings.HINDSIGHT_STAGE_LOCALIZATION_HOST_FACTOR)),
-    )
 
 
 def _of_cluster(apps: QuerySet[AnalyzedApp], cluster: Cluster | None) -> QuerySet[AnalyzedApp]:

@@ -18,7 +18,6 @@ import msgspec
 from analyzer.models import StageLocalization
 from analyzer.stages import schema
 from analyzer.stages import selectors as stage_selectors
-from analyzer.stages import services as stage_services
 from analyzer.stored_results import UnreadableResult
 from appmodel.formatting import page_percent
 
@@ -250,7 +249,7 @@ def history_section(by: str, value: str, cluster: str) -> dict[str, Any]:
     computed = {view["template"] for view in views}
     missing = [t for t in templates if t not in computed]
     counts = stage_selectors.qualifying_run_counts(templates=missing, cluster=cluster) if missing else {}
-    config = stage_services.localization_settings()
+    config = stage_selectors.localization_settings()
     return {
         "views": views,
         "missing": [{"template": t, "runs": counts.get(t, 0)} for t in missing],
