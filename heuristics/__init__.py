@@ -6,6 +6,7 @@ Usage: ``suite = load_suite(); results = suite.evaluate(app)``.
 from heuristics import mapreduce as _mapreduce  # noqa: F401  (registers the built-in MapReduce heuristics)
 from heuristics import spark as _spark  # noqa: F401  (registers the built-in Spark heuristics)
 from heuristics.base import (
+    Change,
     ConfigError,
     Count,
     Headroom,
@@ -28,6 +29,7 @@ __all__ = [
     "BUILTINS",
     "ENV_VAR",
     "Ascending",
+    "Change",
     "ConfigError",
     "Count",
     "Descending",

@@ -45,6 +45,23 @@ Headroom = Annotated[float, msgspec.Meta(ge=1, le=10)]
 
 
 @dataclass(frozen=True, slots=True)
+class Change:
+    """One concrete change to make, with its value computed from this app (never a bare "lower X").
+
+    ``property`` is a configuration key (``spark.sql.shuffle.partitions``) or, for a change that is not a setting,
+    a short action name (``salt keys of stage 3``); ``value`` the value to set, as the user would type it;
+    ``reason`` one sentence saying where the value comes from (``"41 GiB of shuffle data / 200 MiB per task"``).
+    """
+
+    property: str
+    value: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"property": self.property, "value": self.value, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
 class HeuristicResult:
     code: str
     name: str
@@ -56,6 +73,8 @@ class HeuristicResult:
     thresholds: dict[str, object]  # the config values applied
     stages: list[tuple[int, int]]  # stage attempts involved
     executors: list[str]  # executor ids involved
+    # What to change, with values computed from the app (docs/IMPACT.md); empty when there is nothing to change.
+    changes: tuple[Change, ...] = ()
 
 
 def score_of(severity: Severity, counted: int) -> int:
@@ -142,6 +161,7 @@ class Heuristic(Generic[ConfigT]):
         observed: Observed | None = None,
         stages: Iterable[tuple[int, int]] = (),
         executors: Iterable[str] = (),
+        changes: Iterable[Change] = (),
     ) -> HeuristicResult:
         severity = Severity(severity)
         return HeuristicResult(
@@ -155,6 +175,7 @@ class Heuristic(Generic[ConfigT]):
             thresholds=self.config_as_dict(),
             stages=sorted(set(stages)),
             executors=list(dict.fromkeys(executors)),
+            changes=tuple(changes) if severity > Severity.NONE else (),
         )
 
     def no_finding(self, *details: tuple[str, str], **observed: float | int | str) -> HeuristicResult:

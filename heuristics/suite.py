@@ -35,6 +35,9 @@ def app_type_of(app: Any) -> str:
 class Suite:
     heuristics: list[Heuristic[Any]]  # enabled, in registry order, then custom ones in file order
     user_file: str | None = None
+    # The severity profile (docs/IMPACT.md): "impact" (severity follows measured cost) or "drelephant" (Dr.
+    # Elephant's severities exactly, its rules included).
+    profile: str = "impact"
 
     def get(self, code: str) -> Heuristic[Any] | None:
         return next((h for h in self.heuristics if h.code == code), None)
