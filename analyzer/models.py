@@ -61,7 +61,8 @@ class AnalyzedApp(models.Model):
     status = models.CharField(max_length=16, default="")  # SUCCEEDED / FAILED / INCOMPLETE
     partial = models.BooleanField(default=False)
     severity = models.PositiveSmallIntegerField(choices=SEVERITY_CHOICES, default=Severity.NONE)
-    score = models.IntegerField(default=0)
+    # The app's cost in GB-seconds (docs/IMPACT.md, "Score"): 64-bit, as a large app's exceeds 2^31.
+    score = models.BigIntegerField(default=0)
     runtime_ms = models.BigIntegerField(null=True, blank=True)
     # GiB-hours, see analysis.metrics; null when the log does not tell (no start time, unknown lifetimes).
     used_gb_hours = models.FloatField(null=True, blank=True)
@@ -72,6 +73,13 @@ class AnalyzedApp(models.Model):
     # Why the app (or a job of it) failed: analyzer.schema.Failure; null when nothing failed (and in rows stored
     # before the column existed).
     failure = models.JSONField(null=True, blank=True, default=None)
+    # The findings that cost the most with their changes: analyzer.schema.Headline ([] when nothing is worth
+    # changing, and in rows stored before the column existed).
+    headline = models.JSONField(default=list, blank=True)
+    # Runtime at other executor counts, critical path, ideal count: analyzer.schema.WhatIf; null when unknown.
+    what_if = models.JSONField(null=True, blank=True, default=None)
+    # The severity profile the findings were judged under (analysis.impact.profile); "" before profiles existed.
+    severity_profile = models.CharField(max_length=32, blank=True, default="")
     spark_properties = models.JSONField(default=dict)  # redacted before it gets here
     # The cluster a polled app came from; null for logs analyzed from files.
     cluster = models.ForeignKey("Cluster", on_delete=models.SET_NULL, null=True, blank=True, related_name="apps")
@@ -118,7 +126,16 @@ class HeuristicResult(models.Model):
     code = models.CharField(max_length=128)
     name = models.CharField(max_length=255)
     severity = models.PositiveSmallIntegerField(choices=SEVERITY_CHOICES, default=Severity.NONE)
-    score = models.IntegerField(default=0)
+    # The heuristic's own severity before the severity profile bounded it by cost; null in rows stored before the
+    # column existed (their severity was the rule's).
+    rule_severity = models.PositiveSmallIntegerField(choices=SEVERITY_CHOICES, null=True, blank=True)
+    score = models.BigIntegerField(default=0)  # the finding's cost in GB-seconds (docs/IMPACT.md)
+    # What fixing it would save (analysis.impact.Impact): wall-clock ms, that over the runtime, GB-hours; all null
+    # when its cost was not estimated (gb_hours alone is null when the executors' memory is unknown).
+    impact_wall_ms = models.BigIntegerField(null=True, blank=True)
+    impact_share = models.FloatField(null=True, blank=True)
+    impact_gb_hours = models.FloatField(null=True, blank=True)
+    changes = models.JSONField(default=list, blank=True)  # analyzer.schema.Changes: what to change, with values
     advice = models.TextField(blank=True, default="")
     observed = models.JSONField(default=dict)
     thresholds = models.JSONField(default=dict)

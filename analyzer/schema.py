@@ -17,6 +17,12 @@ database keeps.
 * ``AnalyzedApp.failure``: :class:`Failure` (``analysis.failure.Failure.to_dict()``), or null when nothing failed;
   its ``stack`` is capped at 64 KiB (``analysis.failure.STACK_LIMIT_BYTES``, a cut stack ends with a line saying
   so);
+* ``AnalyzedApp.headline``: :data:`Headline` (``HeadlineItem.to_dict()`` of ``analysis.impact.headline``, ``[]``
+  when nothing is worth changing and in rows stored before it existed); ``AnalyzedApp.what_if``: :class:`WhatIf`
+  (``analysis.impact.whatif.WhatIf.to_dict()``), or null when the replay could not run;
+  ``HeuristicResult.changes``: :data:`Changes` (``heuristics.Change.to_dict()`` each). A finding's impact is three
+  columns, not JSON (``impact_wall_ms``, ``impact_share``, ``impact_gb_hours``), so lists can sort and sum them;
+  :class:`Impact` describes them as the API serves them;
 * ``AnalyzedApp.parse_stats``: :class:`ParseStats` (``appmodel.spark.ParseStats`` as ``analysis.pipeline.analyze``
   makes it JSON); ``AnalyzedApp.warnings``: :data:`Warnings`;
 * ``HeuristicResult.observed``: :data:`Observed`, a flat mapping of names to numbers, strings, booleans or null
@@ -297,3 +303,77 @@ class Failure(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     failed_tasks: Annotated[
         int, msgspec.Meta(description="Failed task attempts in the failing stage attempt (or phase).")
     ] = 0
+
+
+# ---- impact (issue 14, docs/IMPACT.md) -----------------------------------------------------------------------
+
+
+class Change(msgspec.Struct, frozen=True):
+    """One concrete change to make, with its value computed from this app (``heuristics.Change``)."""
+
+    property: Annotated[
+        str, msgspec.Meta(description="A configuration key (spark.sql.shuffle.partitions), or a short action name.")
+    ]
+    value: Annotated[str, msgspec.Meta(description="The value to set, as the user would type it.")]
+    reason: Annotated[str, msgspec.Meta(description="Where the value comes from, one sentence.")]
+
+
+# A finding's changes (HeuristicResult.changes); [] when it has none or nothing to fix.
+Changes = list[Change]
+FINDINGS_CHANGES = list[Changes]  # one value per finding, validated in one conversion when a report is stored
+
+
+class Impact(msgspec.Struct, frozen=True):
+    """What fixing a finding would save (``analysis.impact.Impact.to_dict()``)."""
+
+    wall_ms: Annotated[
+        int | None, msgspec.Meta(description="Wall-clock ms the run would save; 0 for a finding that costs memory.")
+    ]
+    share_of_runtime: Annotated[float | None, msgspec.Meta(description="wall_ms over the app's runtime (0..1).")]
+    gb_hours: Annotated[
+        float | None,
+        msgspec.Meta(
+            description="Executor memory held for that time, or wasted (idle executors, oversized memory), in "
+            "GB-hours; null when the executors' memory is unknown."
+        ),
+    ]
+
+
+class HeadlineItem(msgspec.Struct, frozen=True):
+    """One of the findings that cost the most (``analysis.impact.headline.HeadlineItem.to_dict()``)."""
+
+    code: Annotated[str, msgspec.Meta(description="The finding's heuristic code.")]
+    severity: Annotated[
+        Literal["NONE", "LOW", "MODERATE", "SEVERE", "CRITICAL"], msgspec.Meta(description="Its final severity.")
+    ]
+    impact: Annotated[Impact | None, msgspec.Meta(description="Its cost; null when not estimated.")]
+    summary: Annotated[str, msgspec.Meta(description="Its cost in one sentence (the analyze command prints it).")]
+    changes: Annotated[list[Change], msgspec.Meta(description="What to change, with values from this app.")]
+
+
+# AnalyzedApp.headline: at most three items, the costliest first; [] when nothing is worth changing.
+Headline = list[HeadlineItem]
+
+
+class WhatIf(msgspec.Struct, frozen=True):
+    """The run replayed at other executor counts (``analysis.impact.whatif.WhatIf.to_dict()``, docs/IMPACT.md)."""
+
+    own_executors: Annotated[int, msgspec.Meta(description="The most executors the run had alive at once.")]
+    cores_per_executor: Annotated[int, msgspec.Meta(description="Task slots per executor.")]
+    critical_path_ms: Annotated[
+        int, msgspec.Meta(description="The runtime with unlimited executors: no count does better.")
+    ]
+    ideal_executors: Annotated[
+        int, msgspec.Meta(description="The fewest executors within 10% of the best runtime the replay finds.")
+    ]
+    runtime_ms_at: Annotated[
+        dict[str, int],
+        msgspec.Meta(description='Estimated runtime (ms) by executor count (keys are counts as text: "8").'),
+    ]
+    replay_error: Annotated[
+        float | None,
+        msgspec.Meta(
+            description="(replayed - actual) / actual runtime at the run's own count: how far the model alone was "
+            "from the real run; null when the actual runtime is unknown."
+        ),
+    ]

@@ -4,8 +4,8 @@ Everything stored comes from untrusted clusters, so every value is fitted to its
 loses NUL characters (PostgreSQL refuses them) and is cut to the column's length with "...", integers are
 clamped to the column's range, JSON gets plain builtins with NaN as null, and epoch milliseconds become
 aware UTC datetimes (None when out of range). The JSON the pure analysis produces in a fixed shape (an app's
-metrics, parse statistics, warnings and failure, a finding's observed values, an executor's peak metrics, a stage's
-histogram and task times per host) is first checked against ``analyzer.schema``
+metrics, parse statistics, warnings, failure, headline and what-if, a finding's observed values and changes, an
+executor's peak metrics, a stage's histogram and task times per host) is first checked against ``analyzer.schema``
 (``analyzer.stored_results.validated``) and stored unchanged.
 """
 
@@ -21,9 +21,10 @@ from typing import Any, Final
 import orjson
 from django.db import connection, models, transaction
 
+from analysis.impact import Impact
 from analysis.metrics import AppMetrics
 from analysis.metrics_mapreduce import MapReduceMetrics
-from analysis.pipeline import AnalysisReport
+from analysis.pipeline import SEVERITY_NAMES, AnalysisReport
 from analyzer import schema
 from analyzer.executors.services import executor_anomaly_store
 from analyzer.models import (
@@ -230,6 +231,9 @@ def _app_values(report: AnalysisReport) -> dict[str, Any]:
         warnings=validated(list(report.warnings), schema.Warnings),
         parse_stats=validated(report.parse_stats, schema.ParseStats),
         failure=_stored_failure(report),
+        headline=validated(jsonb_safe([item.to_dict(SEVERITY_NAMES) for item in report.headline]), schema.Headline),
+        what_if=None if report.what_if is None else validated(jsonb_safe(report.what_if.to_dict()), schema.WhatIf),
+        severity_profile=report.severity_profile,
         spark_properties=report.spark_properties,
     )
 
@@ -279,7 +283,10 @@ def report_store(*, report: AnalysisReport, source: str, extra: Mapping[str, Any
                 code=finding.code,
                 name=finding.name,
                 severity=finding.severity,
+                rule_severity=finding.severity if finding.rule_severity is None else finding.rule_severity,
                 score=finding.score,
+                **_impact_columns(finding.impact),
+                changes=[change.to_dict() for change in finding.changes],
                 advice=finding.advice,
                 observed=finding.observed,
                 thresholds=finding.thresholds,
@@ -301,11 +308,22 @@ def report_store(*, report: AnalysisReport, source: str, extra: Mapping[str, Any
     return app
 
 
+def _impact_columns(impact: Impact | None) -> dict[str, Any]:
+    """A finding's impact as its three columns (``Impact.to_dict()``'s rounding); all null when not estimated."""
+    shown = {} if impact is None else impact.to_dict()
+    return {
+        "impact_wall_ms": shown.get("wall_ms"),
+        "impact_share": shown.get("share_of_runtime"),
+        "impact_gb_hours": shown.get("gb_hours"),
+    }
+
+
 def _validate_rows_json(report: AnalysisReport) -> None:
     """Every finding's observed values, executor's peak metrics and stage row's histogram and task times per host
     in their ``analyzer.schema`` shape: one conversion per column for the whole app (10k stage rows: ~50 ms), the
     rows stored unchanged."""
     validated([finding.observed for finding in report.findings], schema.FINDINGS_OBSERVED)
+    validated([[c.to_dict() for c in finding.changes] for finding in report.findings], schema.FINDINGS_CHANGES)
     validated([row.peak_metrics for row in report.executors], schema.EXECUTOR_PEAK_METRICS)
     validated([row.task_duration_histogram for row in report.stages], schema.STAGE_HISTOGRAMS)
     validated([row.host_task_times for row in report.stages], schema.STAGE_HOST_TASK_TIMES)

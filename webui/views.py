@@ -36,6 +36,7 @@ from webui.forms import (
 from webui.presenters import attribution as attribution_presenter
 from webui.presenters import charts
 from webui.presenters import flows as flow_presenter
+from webui.presenters import impact as impact_presenter
 from webui.presenters import metrics as metrics_presenter
 from webui.presenters import sources as sources_presenter
 from webui.presenters import stages as stage_presenter
@@ -109,6 +110,8 @@ def app_report(request: HttpRequest, pk: int) -> HttpResponse:
         "app": report.app,
         "attempts": report_selectors.app_attempts(app=report.app),
         "metrics": metrics_presenter.app_metrics(report.app.app_type, report.metric_values),
+        "headline": impact_presenter.headline_panel(report),
+        "what_if": impact_presenter.what_if_chart(report),
         "stage_charts": charts.flagged_stage_charts(report),
         "timeline": charts.executor_timeline(report),
         "attribution": attribution,
@@ -126,6 +129,7 @@ def help_index(request: HttpRequest) -> HttpResponse:
         "catalog": help_content.heuristic_catalog(),
         "metrics": metrics_presenter.metric_help(),
         "metrics_explanation": help_content.metrics_explanation(),
+        "impact": impact_presenter.help_figures(),
     }
     return render(request, "webui/help_index.html", context)
 

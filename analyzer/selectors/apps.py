@@ -42,6 +42,10 @@ def app_id_filter(text: str) -> Q:
     return Q(app_id__icontains=text)
 
 
+# The big JSON columns no list shows: left in the database.
+LIST_DEFERRED: Final = ("metrics", "parse_stats", "spark_properties", "warnings", "yarn", "headline", "what_if")
+
+
 def app_search(
     *,
     query: str = "",
@@ -79,7 +83,7 @@ def app_search(
     if filters is not None:
         apps = filter_apps(apps, filters)
     # The list never shows the big JSON columns; leave them in the database.
-    return order_apps(apps, ordering).defer("metrics", "parse_stats", "spark_properties", "warnings", "yarn")
+    return order_apps(apps, ordering).defer(*LIST_DEFERRED)
 
 
 # The app list's filters and sort keys, shared by the search page and the REST API so the two cannot drift.

@@ -71,7 +71,7 @@ def dashboard_summary(
         SeverityCount(level.value, level.label, *counts.get(level.value, (0, 0)))
         for level in sorted(Severity, reverse=True)
     ]
-    light = AnalyzedApp.objects.defer("metrics", "parse_stats", "spark_properties", "warnings")
+    light = AnalyzedApp.objects.defer("metrics", "parse_stats", "spark_properties", "warnings", "headline", "what_if")
     return DashboardSummary(
         total=sum(c.total for c in by_severity),
         recent=sum(c.recent for c in by_severity),

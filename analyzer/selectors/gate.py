@@ -93,7 +93,7 @@ def _attempt_label(app: AnalyzedApp) -> str:
 
 
 # The columns a gate shows of each judged app; the big JSON columns stay in the database.
-_GATE_DEFERRED: Final = ("metrics", "parse_stats", "spark_properties", "warnings", "yarn")
+_GATE_DEFERRED: Final = ("metrics", "parse_stats", "spark_properties", "warnings", "yarn", "headline", "what_if")
 
 
 def gate_target(

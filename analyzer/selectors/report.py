@@ -7,7 +7,7 @@ The metrics' labels, units and order are the page's (``webui.presenters.metrics`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -71,7 +71,7 @@ def _metric_notes(app: AnalyzedApp) -> list[str]:
 @dataclass(frozen=True, slots=True)
 class AppReport:
     app: AnalyzedApp
-    heuristics: list[HeuristicResult]  # most severe first, each with ``details`` prefetched
+    heuristics: list[HeuristicResult]  # the headline's first, then by cost (see finding_order); ``details`` prefetched
     stages: list[StageSummary]
     failed_stages: list[StageSummary]  # those with a failure reason, by stage id
     executors: list[ExecutorSummary]
@@ -83,6 +83,8 @@ class AppReport:
     stage_sort: str  # the applied sort key, "-" prefixed when descending
     yarn: YarnView | None = None  # the ResourceManager's view, when the cluster has one
     failure: schema.Failure | None = None  # why the app (or a job of it) failed; shown first
+    headline: list[schema.HeadlineItem] = field(default_factory=list)  # the costliest findings; [] nothing worth it
+    what_if: schema.WhatIf | None = None  # runtime at other executor counts; None when unknown or unreadable
 
     @property
     def clean_heuristics(self) -> list[HeuristicResult]:
@@ -109,9 +111,9 @@ def executor_order(executor: ExecutorSummary) -> tuple[int, int, str]:
 def app_report(*, pk: int, stage_sort: str = DEFAULT_STAGE_SORT) -> AppReport | None:
     """Everything the report page shows for one app, in a fixed number of queries; None if there is no such app."""
     sort = stage_sort_key(stage_sort)
-    field = STAGE_SORT_FIELDS[sort.removeprefix("-")]
-    stage_order = (F(field).desc(nulls_last=True) if sort.startswith("-") else F(field).asc(nulls_last=True),)
-    heuristics = HeuristicResult.objects.order_by("-severity", "position", "id").prefetch_related("details")
+    column = STAGE_SORT_FIELDS[sort.removeprefix("-")]
+    stage_order = (F(column).desc(nulls_last=True) if sort.startswith("-") else F(column).asc(nulls_last=True),)
+    heuristics = HeuristicResult.objects.order_by(*FINDING_ORDER).prefetch_related("details")
     app = (
         AnalyzedApp.objects.filter(pk=pk)
         .prefetch_related(
@@ -127,9 +129,10 @@ def app_report(*, pk: int, stage_sort: str = DEFAULT_STAGE_SORT) -> AppReport | 
     executors = sorted(app.executor_summaries.all(), key=executor_order)
     properties = app.spark_properties if isinstance(app.spark_properties, dict) else {}
     warnings = app.warnings if isinstance(app.warnings, list) else [app.warnings]
+    headline = stored_headline(app)
     return AppReport(
         app=app,
-        heuristics=list(app.heuristic_results.all()),
+        heuristics=headline_first(list(app.heuristic_results.all()), headline),
         stages=stages,
         failed_stages=sorted((s for s in stages if s.failure_reason), key=lambda s: (s.stage_id, s.attempt_id)),
         executors=executors,
@@ -141,7 +144,55 @@ def app_report(*, pk: int, stage_sort: str = DEFAULT_STAGE_SORT) -> AppReport | 
         stage_sort=sort,
         yarn=yarn_view(app.yarn),
         failure=stored_failure(app),
+        headline=headline,
+        what_if=stored_what_if(app),
     )
+
+
+# Findings by cost (GB-seconds, docs/IMPACT.md), then by severity (a finding whose cost was not estimated scores
+# 0), then as the suite listed them.
+FINDING_ORDER: Final = ("-score", "-severity", "position", "id")
+
+
+def headline_first(findings: list[HeuristicResult], headline: list[schema.HeadlineItem]) -> list[HeuristicResult]:
+    """``findings`` (in :data:`FINDING_ORDER`) with the headline's findings first, in the headline's order."""
+    rank = {item.code: i for i, item in enumerate(headline)}
+    return sorted(findings, key=lambda finding: rank.get(finding.code, len(rank)))  # stable: the rest keep order
+
+
+def finding_impact(result: HeuristicResult) -> schema.Impact | None:
+    """A finding's stored impact, typed; None when its cost was not estimated (every column null)."""
+    columns = (result.impact_wall_ms, result.impact_share, result.impact_gb_hours)
+    if all(value is None for value in columns):
+        return None
+    return schema.Impact(wall_ms=columns[0], share_of_runtime=columns[1], gb_hours=columns[2])
+
+
+def finding_changes(result: HeuristicResult) -> list[schema.Change]:
+    """A finding's stored changes, typed; [] when it has none or they cannot be read (logged by ``decode``)."""
+    try:
+        return decode(result.changes or [], schema.Changes, what="changes", row=f"HeuristicResult {result.pk}")
+    except UnreadableResult:
+        return []
+
+
+def stored_headline(app: AnalyzedApp) -> list[schema.HeadlineItem]:
+    """The app's stored headline, typed; [] when nothing is worth changing, before headlines were stored, or when
+    the stored value cannot be read (logged by ``decode``)."""
+    try:
+        return decode(app.headline or [], schema.Headline, what="headline", row=app.pk)
+    except UnreadableResult:
+        return []
+
+
+def stored_what_if(app: AnalyzedApp) -> schema.WhatIf | None:
+    """The app's stored what-if answers, typed; None when there are none or they cannot be read (logged)."""
+    if app.what_if is None:
+        return None
+    try:
+        return decode(app.what_if, schema.WhatIf, what="what-if", row=app.pk)
+    except UnreadableResult:
+        return None
 
 
 def stored_failure(app: AnalyzedApp) -> schema.Failure | None:

@@ -38,7 +38,7 @@ def test_the_dashboard_shows_totals_and_links_each_severity_count_to_the_filtere
     assert 'href="/apps/?severity=4"' in html
     assert 'href="/apps/?severity=4&amp;analyzed=24h"' in html
     assert re.search(r'href="/apps/\?severity=4"[^>]*>2<', html)
-    assert "Worst apps by score" in html
+    assert "Worst apps by cost" in html
     assert "Latest apps" in html
 
 
@@ -49,12 +49,12 @@ def test_an_empty_dashboard_says_how_to_analyze_apps(client: Client) -> None:
     assert "manage.py analyze" in html
 
 
-def test_the_dashboard_lists_the_worst_apps_by_score(client: Client) -> None:
+def test_the_dashboard_lists_the_worst_apps_by_cost(client: Client) -> None:
     mild = make_app(score=4, severity=Severity.MODERATE)
     worst = make_app(score=400, severity=Severity.CRITICAL)
 
     html = page(client, "/")
-    worst_section = html[html.index("Worst apps by score") : html.index("Latest apps")]
+    worst_section = html[html.index("Worst apps by cost") : html.index("Latest apps")]
 
     assert listed_app_ids(worst_section) == [worst.app_id, mild.app_id]
 

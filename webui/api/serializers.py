@@ -21,6 +21,7 @@ from analyzer import schema
 from analyzer.models import AnalyzedApp, ExecutorSummary, HeuristicDetail, HeuristicResult, Severity, StageSummary
 from analyzer.selectors import flows as flow_selectors
 from analyzer.selectors import gate as gate_selectors
+from analyzer.selectors import report as report_selectors
 from analyzer.stored_results import UnreadableResult, decode
 from webui.api.struct_schema import StructField
 from webui.presenters import attribution as attribution_presenter
@@ -145,6 +146,12 @@ def detail_url(serializer: serializers.Serializer[Any], app: AnalyzedApp) -> str
     return base + quote(app.app_id, safe=_PATH_SAFE) + (f"?{urlencode(query)}" if query else "")
 
 
+SCORE_HELP = (
+    "The estimated cost in GB-seconds: executor memory held for the time the findings lost, or wasted "
+    '(docs/IMPACT.md, "Score"); 0 when no cost was estimated. Ordering by score orders by cost.'
+)
+
+
 class AppSummarySerializer(ReadModelSerializer[AnalyzedApp]):
     """An app as lists show it."""
 
@@ -153,6 +160,7 @@ class AppSummarySerializer(ReadModelSerializer[AnalyzedApp]):
     )
     severity = SeverityField(read_only=True)
     severity_level = serializers.IntegerField(source="severity", read_only=True)
+    score = serializers.IntegerField(read_only=True, help_text=SCORE_HELP)
     url = serializers.SerializerMethodField(help_text="This app's detail (this attempt).")
 
     class Meta:
@@ -214,6 +222,20 @@ class FindingSerializer(ReadModelSerializer[HeuristicResult]):
         read_only=True, help_text="The heuristic's settings as it applied them: its own shape (custom ones too)."
     )
     details = HeuristicDetailSerializer(many=True, read_only=True)
+    score = serializers.IntegerField(
+        read_only=True, help_text="The finding's estimated cost in GB-seconds; 0 when its cost was not estimated."
+    )
+    rule_severity = serializers.SerializerMethodField(
+        help_text="The heuristic's own severity before the severity profile bounded it by cost (the severity, for "
+        "findings stored before rule severities were kept)."
+    )
+    impact = serializers.SerializerMethodField(
+        help_text="What fixing it would save: wall-clock ms, that as a share of the runtime, and GB-hours; null when "
+        "its cost was not estimated."
+    )
+    changes = StructField(
+        schema.Changes, read_only=True, help_text="What to change, each with its value computed from this app."
+    )
 
     class Meta:
         model = HeuristicResult
@@ -222,7 +244,10 @@ class FindingSerializer(ReadModelSerializer[HeuristicResult]):
             "name",
             "severity",
             "severity_level",
+            "rule_severity",
             "score",
+            "impact",
+            "changes",
             "advice",
             "observed",
             "thresholds",
@@ -231,6 +256,15 @@ class FindingSerializer(ReadModelSerializer[HeuristicResult]):
             "details",
         ]
         read_only_fields = fields
+
+    @extend_schema_field({"type": "string", "enum": SEVERITY_NAMES})
+    def get_rule_severity(self, result: HeuristicResult) -> str:
+        return Severity(result.severity if result.rule_severity is None else result.rule_severity).name
+
+    @extend_schema_field(StructField(schema.Impact | None, allow_null=True))
+    def get_impact(self, result: HeuristicResult) -> dict[str, Any] | None:
+        impact = report_selectors.finding_impact(result)
+        return None if impact is None else msgspec.to_builtins(impact)
 
 
 class StoredJSONField(StructField):
@@ -440,6 +474,25 @@ class AppDetailSerializer(AppSummarySerializer):
         "not PythonException), the failing stage, job and task with its attempts, and the stack (at most 64 KiB); "
         "null when nothing failed, and for apps analyzed before failures were recorded.",
     )
+    headline = serializers.SerializerMethodField(
+        help_text="The findings that cost the most (at most three, the costliest first), each with its cost in a "
+        "sentence and its changes; [] when nothing is worth changing (and for apps analyzed before costs were "
+        "estimated: severity_profile is then empty)."
+    )
+    what_if = StoredJSONField(
+        schema.WhatIf,
+        "what-if",
+        read_only=True,
+        allow_null=True,
+        help_text="The run replayed at other executor counts: runtime by count, the critical path, the ideal count "
+        "and the replay's error against the real runtime; null when it could not be computed (MapReduce, no "
+        "tasks, apps analyzed before it existed) or the stored value cannot be read.",
+    )
+    severity_profile = serializers.CharField(
+        read_only=True,
+        help_text='The severity profile the findings were judged under: "impact" (bounded by cost) or "drelephant"; '
+        '"" for apps analyzed before profiles existed.',
+    )
     spark_properties = serializers.JSONField(read_only=True, help_text="Spark properties, secrets redacted.")
     yarn = serializers.JSONField(read_only=True, help_text="The ResourceManager's view of the app; {} when none.")
     job = serializers.SerializerMethodField()
@@ -466,6 +519,9 @@ class AppDetailSerializer(AppSummarySerializer):
             "metrics",
             "metric_notes",
             "failure",
+            "headline",
+            "what_if",
+            "severity_profile",
             "warnings",
             "spark_properties",
             "yarn",
@@ -478,6 +534,10 @@ class AppDetailSerializer(AppSummarySerializer):
             "executor_anomaly",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(StructField(schema.Headline))
+    def get_headline(self, app: AnalyzedApp) -> list[Any]:
+        return [msgspec.to_builtins(item) for item in report_selectors.stored_headline(app)]
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_metric_notes(self, app: AnalyzedApp) -> list[str]:

@@ -56,7 +56,7 @@ class AppListView(generics.ListAPIView[AnalyzedApp]):
     def get_queryset(self) -> QuerySet[AnalyzedApp]:
         # The list never shows the big JSON columns; leave them in the database.
         light = AnalyzedApp.objects.select_related("cluster")
-        return light.defer("metrics", "parse_stats", "spark_properties", "warnings", "yarn")
+        return light.defer("metrics", "parse_stats", "spark_properties", "warnings", "yarn", "headline", "what_if")
 
     @extend_schema(
         operation_id="apps_list", responses={**COMMON, 200: api.AppSummarySerializer(many=True), 400: BAD_REQUEST}

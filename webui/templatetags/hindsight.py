@@ -31,6 +31,7 @@ from appmodel.formatting import (
 from heuristics.severity import is_four_levels
 from webui.forms import DEFAULT_SORT, SORT_KEYS
 from webui.help import inline_segments
+from webui.presenters import impact as impact_presenter
 from webui.presenters.metrics import MetricValue
 
 register = template.Library()
@@ -133,6 +134,11 @@ def finding_rows(result: Any) -> FindingRows:
         observed=[(key, value) for key, value in observed.items() if key not in judged_keys],
         settings=[(key, value) for key, value in thresholds.items() if key not in judged_keys],
     )
+
+
+register.filter("finding_cost", impact_presenter.finding_cost)
+register.filter("finding_changes", impact_presenter.changes)
+register.filter("rule_note", impact_presenter.rule_note)
 
 
 @register.filter

@@ -619,7 +619,109 @@
     return line(data, series, format, format, step);
   }
 
+  // What if: the estimated runtime against the executor count (a line through the replayed points), the run's
+  // own count and the ideal count as marked points with their own legend entries (shape and words, not only
+  // colour), and the critical path as a dashed level no count goes below.
+  function whatIf(canvas, data) {
+    var counts = data.executors;
+    var runtimes = data.runtime_ms;
+    function at(count) {
+      var i = counts.indexOf(count);
+      return i < 0 ? [] : [{ x: count, y: runtimes[i] }];
+    }
+    var curve = counts.map(function (count, i) {
+      return { x: count, y: runtimes[i] };
+    });
+    var last = counts[counts.length - 1];
+    var yStep = durationStep(Math.max(1, largest(runtimes)), narrow() ? 4 : 6);
+    return {
+      type: "scatter",
+      data: {
+        datasets: [
+          {
+            label: "Estimated runtime",
+            data: curve,
+            showLine: true,
+            borderColor: "#0072b2",
+            backgroundColor: "#0072b2",
+            pointRadius: 3,
+            borderWidth: 2,
+            order: 2
+          },
+          {
+            label: "This run (" + data.own_executors + ")",
+            data: at(data.own_executors),
+            pointStyle: "triangle",
+            pointRadius: 8,
+            backgroundColor: MARK,
+            borderColor: INK,
+            borderWidth: 1,
+            order: 0
+          },
+          {
+            label: "Ideal (" + data.ideal_executors + ")",
+            data: at(data.ideal_executors),
+            pointStyle: "rectRot",
+            pointRadius: 8,
+            backgroundColor: "#009e73",
+            borderColor: INK,
+            borderWidth: 1,
+            order: 1
+          },
+          {
+            label: "Critical path",
+            data: [{ x: Math.min(1, counts[0]), y: data.critical_path_ms }, { x: last, y: data.critical_path_ms }],
+            showLine: true,
+            borderColor: MUTED,
+            backgroundColor: MUTED,
+            borderDash: [6, 4],
+            borderWidth: 2,
+            pointRadius: 0,
+            pointHoverRadius: 0,
+            order: 3
+          }
+        ]
+      },
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        scales: {
+          x: {
+            type: "linear",
+            min: Math.min(1, counts[0]),
+            grid: { color: GRID },
+            title: { display: true, text: "Executors" },
+            ticks: { precision: 0, maxRotation: 0 }
+          },
+          y: {
+            beginAtZero: true,
+            grid: { color: GRID },
+            title: { display: !narrow(), text: "Runtime" },
+            ticks: { callback: shortDuration, stepSize: yStep }
+          }
+        },
+        plugins: {
+          legend: { position: "top", align: "start", labels: { usePointStyle: true, boxWidth: 8, boxHeight: 8 } },
+          tooltip: {
+            filter: function (item) {
+              return item.datasetIndex !== 3 || item.dataIndex === 0;
+            },
+            callbacks: {
+              label: function (item) {
+                if (item.datasetIndex === 3) {
+                  return "Critical path (unlimited executors): " + duration(item.raw.y);
+                }
+                return item.dataset.label + ": " + number(item.raw.x, 0) + " executors, " + duration(item.raw.y);
+              }
+            }
+          }
+        }
+      }
+    };
+  }
+
   var builders = {
+    "what-if": whatIf,
     "host-histogram": hostHistogram,
     "host-trend-mean": function (_canvas, data) {
       return hostTrend(data, "mean", "Mean z", function (value) {
