@@ -36,6 +36,16 @@ def what_if_drawn(page: Page) -> list[list[object]]:
     return datasets
 
 
+def no_overflow(visit: Visit) -> None:
+    """Nothing sticks out to the right of a phone's screen; the message names what does."""
+    wide = visit.page.evaluate(
+        """() => Array.from(document.querySelectorAll('body *'))
+        .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest('.table-wrap'))
+        .slice(0, 8).map(e => e.tagName + '.' + e.className + '#' + e.id)"""
+    )
+    assert visit.horizontal_overflow() == 0, wide
+
+
 def section_shot(page: Page, selector: str, name: str) -> None:
     page.locator(selector).screenshot(path=str(screenshot_dir() / f"{name}.png"))
 
@@ -60,18 +70,18 @@ def test_the_report_leads_with_the_headline_and_charts_the_what_if(visit: Visit,
 def test_nothing_widens_the_report_or_the_dashboard_on_a_phone(phone: Visit, costly: AnalyzedApp) -> None:
     page = phone.open(f"/apps/{costly.pk}/")
     what_if_drawn(page)
-    assert phone.horizontal_overflow() == 0
     section_shot(page, "#headline", "53-impact-headline-phone")
     section_shot(page, "#what-if", "54-impact-what-if-phone")
     phone.shot("55-impact-report-phone")
+    no_overflow(phone)
     clean = sample_report(CLEAN)
     app = report_store(report=clean, source=clean.source)
     page = phone.open(f"/apps/{app.pk}/")
     expect(page.locator("#headline")).to_contain_text("Nothing here is worth changing")
-    assert phone.horizontal_overflow() == 0
-    page = phone.open("/")
-    assert phone.horizontal_overflow() == 0
+    no_overflow(phone)
+    phone.open("/")
     phone.shot("56-impact-dashboard-phone")
-    page = phone.open("/help/#score")
-    assert phone.horizontal_overflow() == 0
+    no_overflow(phone)
+    phone.open("/help/#score")
+    no_overflow(phone)
     phone.assert_clean()
