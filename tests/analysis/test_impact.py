@@ -30,6 +30,7 @@ from appmodel.spark import (
 )
 from appmodel.units import GIB
 from fetchers import spark_eventlog
+from fetchers.jhist import read_jobs
 from heuristics import Change, HeuristicResult, Severity
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -358,3 +359,31 @@ def test_changes_reach_the_json_only_for_findings_that_fire() -> None:
     assert finding["changes"] == [{"property": "spark.x", "value": "1", "reason": "because"}]
     assert finding["impact"] is None
     assert finding["severity"] == "MODERATE"
+
+
+# --- MapReduce ----------------------------------------------------------------------------------------------
+
+def _mapreduce_record(refdata: Path, pattern: str) -> dict[str, Any]:
+    path = next((refdata / "hadoop" / "jhist" / "hadoop-hs-test-resources").glob(pattern))
+    outcome = next(iter(read_jobs(path)))
+    assert outcome.app is not None
+    return analyze(outcome.app, heuristics.load_suite()).to_json_dict()
+
+
+def test_a_failed_mapreduce_job_costs_its_whole_run_and_leads_with_its_exception(refdata: Path) -> None:
+    record = _mapreduce_record(refdata, "job_2.4.0-FAILED.jhist")
+    lead = record["headline"][0]
+    assert lead["code"] == "mapreduce.exception"
+    assert lead["impact"]["share_of_runtime"] == 1.0
+    assert record["severity"] in ("SEVERE", "CRITICAL")
+    assert record["score"] > 0
+
+
+def test_a_mapreduce_job_gets_the_what_if_in_task_containers(refdata: Path) -> None:
+    record = _mapreduce_record(refdata, "job_1329348432655_0001-*Sleep+job*.jhist")
+    what = record["what_if"]
+    assert what["cores_per_executor"] == 1
+    own = what["own_executors"]
+    assert own > 1  # the sleep job ran several tasks at once
+    assert what["runtime_ms_at"][str(own)] == record["metrics"]["runtime_ms"]
+    assert what["runtime_ms_at"]["1"] > what["runtime_ms_at"][str(own)]
