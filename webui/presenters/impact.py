@@ -15,7 +15,7 @@ from typing import Any, Final
 from analysis.impact import headline as headline_rules
 from analysis.impact import profile, whatif
 from analyzer import schema
-from analyzer.models import HeuristicResult, Severity
+from analyzer.models import AppType, HeuristicResult, Severity
 from analyzer.selectors.report import AppReport, finding_changes, finding_impact
 from appmodel.formatting import page_duration, page_percent
 
@@ -40,8 +40,8 @@ NOTHING_WORTH_CHANGING: Final = (
     "Nothing here is worth changing: no finding cost this run enough of its time or memory to act on."
 )
 NOT_COSTED: Final = (
-    "The costs of this app's findings were not estimated (Hindsight prices Spark apps' findings by replaying "
-    "their tasks): the findings below are ordered by severity."
+    "The costs of this app's findings could not be estimated (its tasks could not be replayed): the findings below "
+    "are ordered by severity."
 )
 BEFORE_COSTS: Final = (
     "This app was analyzed before Hindsight estimated what findings cost: analyze it again to see what is worth "
@@ -159,6 +159,7 @@ class WhatIfPoint:
 @dataclass(frozen=True, slots=True)
 class WhatIfChart:
     what_if: schema.WhatIf
+    unit: str  # "executors", or "containers" for a MapReduce job
     points: list[WhatIfPoint]
     summary: str  # the chart's answer in one sentence
     accuracy: str  # the replay's error in words
@@ -201,7 +202,10 @@ def what_if_chart(report: AppReport) -> WhatIfChart | None:
     by_count = {point.executors: point.runtime_ms for point in points}
     own, ideal = answer.own_executors, answer.ideal_executors
     cores = answer.cores_per_executor
-    summary = f"This run had {own} executor{'' if own == 1 else 's'} of {cores} core{'' if cores == 1 else 's'}"
+    slots = "container" if report.app.app_type == AppType.MAPREDUCE else "executor"  # a MapReduce job's task slots
+    summary = f"This run had {own} {slots}{'' if own == 1 else 's'}"
+    if slots == "executor":
+        summary += f" of {cores} core{'' if cores == 1 else 's'}"
     if own in by_count:
         summary += f" and took {page_duration(by_count[own])}"
     if ideal == own:
@@ -210,14 +214,20 @@ def what_if_chart(report: AppReport) -> WhatIfChart | None:
         within = page_percent(whatif.IDEAL_TOLERANCE, 0)
         summary += f"; with {ideal} (the ideal: the fewest within {within} of the best) it would take about "
         summary += page_duration(by_count[ideal])
-    summary += f". No count runs faster than the critical path, {page_duration(answer.critical_path_ms)}."
+    summary += f". No number of {slots}s runs faster than the critical path, {page_duration(answer.critical_path_ms)}."
     data = {
         "executors": [point.executors for point in points],
         "runtime_ms": [point.runtime_ms for point in points],
         "own_executors": own,
         "ideal_executors": ideal,
         "critical_path_ms": answer.critical_path_ms,
+        "unit": f"{slots}s",
     }
     return WhatIfChart(
-        what_if=answer, points=points, summary=summary, accuracy=_accuracy(answer.replay_error), data=data
+        what_if=answer,
+        unit=f"{slots}s",
+        points=points,
+        summary=summary,
+        accuracy=_accuracy(answer.replay_error),
+        data=data,
     )

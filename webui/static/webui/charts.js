@@ -690,7 +690,7 @@
             type: "linear",
             min: Math.min(1, counts[0]),
             grid: { color: GRID },
-            title: { display: true, text: "Executors" },
+            title: { display: true, text: data.unit === "containers" ? "Containers" : "Executors" },
             ticks: { precision: 0, maxRotation: 0 }
           },
           y: {
@@ -711,7 +711,7 @@
                 if (item.datasetIndex === 3) {
                   return "Critical path (unlimited executors): " + duration(item.raw.y);
                 }
-                return item.dataset.label + ": " + number(item.raw.x, 0) + " executors, " + duration(item.raw.y);
+                return item.dataset.label + ": " + number(item.raw.x, 0) + " " + data.unit + ", " + duration(item.raw.y);
               }
             }
           }
