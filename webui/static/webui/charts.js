@@ -653,6 +653,7 @@
             data: at(data.own_executors),
             pointStyle: "triangle",
             pointRadius: 8,
+            clip: false, // a mark at the axis's first or last count is drawn whole
             backgroundColor: MARK,
             borderColor: INK,
             borderWidth: 1,
@@ -663,6 +664,7 @@
             data: at(data.ideal_executors),
             pointStyle: "rectRot",
             pointRadius: 8,
+            clip: false,
             backgroundColor: "#009e73",
             borderColor: INK,
             borderWidth: 1,
@@ -685,6 +687,7 @@
       options: {
         responsive: true,
         maintainAspectRatio: false,
+        layout: { padding: { right: 10 } },
         scales: {
           x: {
             type: "linear",
