@@ -90,21 +90,29 @@ def estimated_wall_ms(record: dict[str, Any], codes: list[str]) -> float | str |
 
 
 def runtime_at(record: dict[str, Any], executors: int) -> float | str | None:
-    """``what_if.runtime_ms_at`` at ``executors`` (a mapping by count, or a list of {executors, runtime_ms})."""
+    """``what_if.runtime_ms_at`` at ``executors`` (a mapping by count, or a list of {executors, runtime_ms}),
+    linear between the two counts around it when it is not one of them; None when outside them."""
     what_if = record.get("what_if")
     if not isinstance(what_if, dict) or "runtime_ms_at" not in what_if:
         return NOT_AVAILABLE
     at = what_if["runtime_ms_at"]
+    points: dict[int, float] = {}
     if isinstance(at, dict):
-        value = at.get(str(executors), at.get(executors))  # type: ignore[call-overload]
-        return float(value) if value is not None else None
-    if isinstance(at, list):
+        points = {int(k): float(v) for k, v in at.items() if v is not None and str(k).isdigit()}
+    elif isinstance(at, list):
         for entry in at:
-            if isinstance(entry, dict) and entry.get("executors") == executors:
-                return float(entry.get("runtime_ms"))
-            if isinstance(entry, list | tuple) and len(entry) == 2 and entry[0] == executors:
-                return float(entry[1])
-    return None
+            if isinstance(entry, dict) and entry.get("runtime_ms") is not None:
+                points[int(entry["executors"])] = float(entry["runtime_ms"])
+            elif isinstance(entry, list | tuple) and len(entry) == 2:
+                points[int(entry[0])] = float(entry[1])
+    if executors in points:
+        return points[executors]
+    below = [n for n in points if n < executors]
+    above = [n for n in points if n > executors]
+    if not below or not above:
+        return None
+    lo, hi = max(below), min(above)  # the counts around it: linear between them
+    return points[lo] + (points[hi] - points[lo]) * (executors - lo) / (hi - lo)
 
 
 def share(values: list[bool]) -> float | None:
@@ -156,18 +164,36 @@ def judge(runs: list[dict[str, Any]], records: list[dict[str, Any]]) -> dict[str
             entry["with_any_severe"] = share(severe)
             entry["with_any_moderate"] = share(moderate)
             entry["app_severity"] = dict(Counter(r.get("severity") for _, r in pairs))
+            severe_codes = Counter(
+                h["code"]
+                for _, r in pairs
+                for h in r.get("heuristics", [])
+                if RANK.get(h["severity"], 0) >= RANK["SEVERE"]
+            )
+            entry["severe_codes"] = dict(severe_codes.most_common())
+            if all("headline" in r for _, r in pairs):
+                entry["with_a_headline"] = share([bool(r["headline"]) for _, r in pairs])
         if run_codes := pairs[0][0]["expected_codes"]:
             del run_codes
             severities = [severity_of(record, run["expected_codes"]) for run, record in pairs]
             entry["severity_of_expected"] = dict(Counter(severities))
             entry["detected_at_least_moderate"] = share([RANK[s] >= RANK["MODERATE"] for s in severities])
             entry["detected_at_least_low"] = share([RANK[s] >= RANK["LOW"] for s in severities])
+            # The impact profile bounds severity by cost: a problem that cost little is rightly LOW. So also
+            # per the true cost's share of the clean twin's runtime.
+            for floor in (0.05, 0.1):
+                costly = [RANK[s] >= RANK["MODERATE"] for (run, _), s in zip(pairs, severities, strict=True)
+                          if run["true_cost_ms"] >= floor * run["clean_runtime_ms"]]  # fmt: skip
+                entry[f"detected_at_least_moderate_when_cost_at_least_{int(floor * 100)}pct"] = share(costly)
+                entry[f"runs_with_cost_at_least_{int(floor * 100)}pct"] = len(costly)
             ranks = [headline_rank(record, run["expected_codes"]) for run, record in pairs]
             if all(rank == NOT_AVAILABLE for rank in ranks):
                 entry["headline_rank"] = NOT_AVAILABLE
             else:
                 entry["headline_rank"] = dict(Counter(str(rank) for rank in ranks))
                 entry["leads_headline"] = share([rank == 1 for rank in ranks])
+                leaders = Counter(r["headline"][0]["code"] if r.get("headline") else "(empty)" for _, r in pairs)
+                entry["headline_leader"] = dict(leaders.most_common())
             ratios, available = [], True
             for run, record in pairs:
                 estimate = estimated_wall_ms(record, run["expected_codes"])

@@ -356,7 +356,12 @@ class Cluster:
     def __init__(self, plan: RunPlan, start_ms: int) -> None:
         self.plan = plan
         self.t = plan.template
-        self.rng = random.Random(f"{self.t.index}:{plan.seed}:sched:{plan.problem}")
+        # Timing draws are keyed by what they time (this run's template and seed, a stage, a task attempt, the
+        # n-th executor request), never by the problem, so a problem run and its clean twin differ only where
+        # the problem makes them differ. Metric values (not timing) come from the problem's own stream.
+        self.key = f"{self.t.index}:{plan.seed}"
+        self.rng = random.Random(f"{self.key}:metrics:{plan.problem}")
+        self.requests = 0
         self.start_ms = start_ms
         self.events: list[tuple[int, int, dict[str, Any]]] = []
         self.seq = 0
@@ -373,10 +378,14 @@ class Cluster:
         self.next_task_id = 0
         self.attempts: list[Attempt] = []
         self.finished = False
+        hosts = self.draw("hosts")
         self.hosts = [
-            f"ip-10-{self.rng.randint(0, 255)}-{self.rng.randint(0, 255)}-{self.rng.randint(1, 254)}.ec2.internal"
+            f"ip-10-{hosts.randint(0, 255)}-{hosts.randint(0, 255)}-{hosts.randint(1, 254)}.ec2.internal"
             for _ in range(max(2, self.t.executors // 2))
         ]
+
+    def draw(self, what: str) -> random.Random:
+        return random.Random(f"{self.key}:{what}")
 
     def emit(self, ts: int, event: dict[str, Any]) -> None:
         self.seq += 1
@@ -389,11 +398,13 @@ class Cluster:
     def request_executors(self, now: int, count: int) -> None:
         for _ in range(count):
             self.requested += 1
-            self.push(now + self.rng.randint(2500, 9000), "executor_ready")  # container + JVM start-up
+            self.requests += 1
+            startup = self.draw(f"executor:{self.requests}").randint(2500, 9000)  # container + JVM start-up
+            self.push(now + startup, "executor_ready")
 
     def run(self) -> int:
         t0 = self.start_ms
-        driver_ready = t0 + self.rng.randint(1500, 4000)
+        driver_ready = t0 + self.draw("driver").randint(1500, 4000)
         if self.t.dynamic:
             self.request_executors(driver_ready, 2)
         else:
@@ -455,7 +466,7 @@ class Cluster:
             self.left[stage.stage_id] = len(self.plan.tasks[stage.stage_id])
         for stage in stages:
             if not stage.parents:
-                self.push(now + self.rng.randint(5, 60), "stage_submit", stage)
+                self.push(now + self.draw(f"submit:{stage.stage_id}").randint(5, 60), "stage_submit", stage)
 
     def on_stage_submit(self, now: int, stage: StageSpec) -> None:
         self.emit(now, stage_event("SparkListenerStageSubmitted", stage, now, None))
@@ -477,7 +488,7 @@ class Cluster:
             return
         self.left[stage.stage_id] -= 1
         if self.left[stage.stage_id] == 0:
-            self.push(now + self.rng.randint(3, 30), "stage_complete", stage)
+            self.push(now + self.draw(f"complete:{stage.stage_id}").randint(3, 30), "stage_complete", stage)
 
     def on_stage_complete(self, now: int, stage: StageSpec) -> None:
         self.emit(now, stage_event("SparkListenerStageCompleted", stage, self.stage_submitted[stage.stage_id], now))
@@ -486,9 +497,10 @@ class Cluster:
         job = self.t.jobs[stage.job]
         for child in job:
             if stage.stage_id in child.parents and all(p in self.done_stages for p in child.parents):
-                self.push(now + self.rng.randint(5, 60), "stage_submit", child)
+                self.push(now + self.draw(f"submit:{child.stage_id}").randint(5, 60), "stage_submit", child)
         if all(s.stage_id in self.done_stages for s in job):
-            end = now + self.rng.randint(1, 15)
+            job_rng = self.draw(f"job:{stage.job}")
+            end = now + job_rng.randint(1, 15)
             self.emit(
                 end,
                 {
@@ -500,11 +512,9 @@ class Cluster:
             )
             self.active_job = None
             if stage.job + 1 < len(self.t.jobs):
-                self.push(
-                    end + self.t.gaps_ms[stage.job + 1] + self.rng.randint(-200, 200), "job_submit", stage.job + 1
-                )
+                self.push(end + self.t.gaps_ms[stage.job + 1] + job_rng.randint(-200, 200), "job_submit", stage.job + 1)
             else:
-                self.push(end + self.rng.randint(800, 4000), "app_end")  # write the last output, stop the context
+                self.push(end + job_rng.randint(800, 4000), "app_end")  # write the last output, stop the context
 
     def on_app_end(self, now: int, _: Any) -> None:
         self.finished = True
@@ -528,13 +538,12 @@ class Cluster:
                 self.launch(now, self.t.stages[stage_id], plan, number, executor)
 
     def launch(self, now: int, stage: StageSpec, plan: TaskPlan, number: int, executor: str) -> None:
-        launch = now + self.rng.randint(1, 25)  # scheduler delay: offer, serialize, send
-        deser = self.rng.randint(3, 60) + (
-            self.rng.randint(200, 900) if number == 0 and plan.index < self.t.cores else 0
-        )
+        rng = self.draw(f"task:{stage.stage_id}:{plan.index}:{number}")
+        launch = now + rng.randint(1, 25)  # scheduler delay: offer, serialize, send
+        deser = rng.randint(3, 60) + (rng.randint(200, 900) if number == 0 and plan.index < self.t.cores else 0)
         failed = number == 0 and plan.fail_after > 0
         run_ms = max(1, int(plan.run_ms * (plan.fail_after if failed else 1)))
-        finish = launch + deser + run_ms + self.rng.randint(2, 30)  # result serialization and fetch
+        finish = launch + deser + run_ms + rng.randint(2, 30)  # result serialization and fetch
         attempt = Attempt(self.next_task_id, stage, plan, number, executor, launch, finish, failed, run_ms, deser)
         self.next_task_id += 1
         self.running[stage.stage_id] += 1
@@ -904,7 +913,7 @@ def write_run(out_dir: Path, plan: RunPlan, number: int) -> dict[str, Any]:
         "template": t.name,
         "seed": plan.seed,
         "problem": plan.problem,
-        "expected_codes": EXPECTED[plan.problem],
+        "expected_codes": EXPECTED.get(plan.problem, []),
         "injected": plan.injected,
         "dynamic_allocation": t.dynamic,
         "executors": plan.executors,

@@ -58,6 +58,15 @@ def test_every_problem_costs_time_against_its_clean_twin_and_fewer_executors_hal
     assert runs["fewer_executors"]["executors"] == runs["clean"]["executors"] // 2
 
 
+def test_a_twin_with_no_problem_injected_runs_exactly_as_long_as_the_clean_run(tmp_path: Path) -> None:
+    template = generate.build_template(3)
+    clean = generate.write_run(tmp_path, generate.plan_run(template, 0, "clean"), 0)
+    twin = generate.write_run(tmp_path, generate.plan_run(template, 0, "nothing"), 1)
+
+    assert twin["runtime_ms"] == clean["runtime_ms"]
+    assert twin["tasks"] == clean["tasks"]
+
+
 def test_the_evaluator_judges_every_run_through_the_analyze_command(logs: Path) -> None:
     manifest = orjson.loads((logs / "manifest.json").read_bytes())
     records = evaluate.analyze([run["path"] for run in manifest["runs"]], batch=3)
