@@ -380,8 +380,11 @@ def _analyze_mapreduce(
     no_results: list[heuristics.HeuristicResult] = []
     results = attempt("heuristics", lambda: suite.evaluate(app), no_results)
     kept = _first_per_code(results, warnings)
+    no_assessment = Assessment()
+    assessment = attempt("impact", lambda: assess(app, [result for result, _finding in kept], metrics), no_assessment)
+    warnings.extend(assessment.notes)
     profile = str(getattr(suite, "profile", IMPACT))
-    findings = _costed(kept, Assessment(), profile)
+    findings = _costed(kept, assessment, profile)
     stage_rows: tuple[summaries.StageRow, ...] = attempt(
         "phase summaries", lambda: tuple(summaries.mapreduce_phase_rows(app)), ()
     )
@@ -415,7 +418,7 @@ def _analyze_mapreduce(
         partial=app.partial,
         queue=app.queue or app.conf.get("mapreduce.job.queuename", ""),
         severity=max((f.severity for f in findings), default=0),
-        score=0,
+        score=_score(assessment.combined),
         metrics=metrics,
         findings=findings,
         stages=stage_rows,
@@ -428,6 +431,9 @@ def _analyze_mapreduce(
         stage_signature=signature,
         host_tasks=host_tasks,
         failure=failure,
+        headline=headline([_candidate(f) for f in findings], metrics.runtime_ms if metrics is not None else None),
+        what_if=assessment.what_if,
+        severity_profile=profile,
     )
 
 

@@ -13,16 +13,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from analysis.impact import fixes
+from analysis.impact.mapreduce import build_mapreduce_workload
 from analysis.impact.replay import Workload, build_workload, simulate_group
 from analysis.impact.whatif import WhatIf, corrected, what_if
+from appmodel.mapreduce import MapReduceApp
 from appmodel.spark import SparkApp
 from appmodel.units import GIB
 
 if TYPE_CHECKING:
     from analysis.metrics import AppMetrics
+    from analysis.metrics_mapreduce import MapReduceMetrics
     from heuristics import HeuristicResult
 
 MS_PER_HOUR: Final = 3_600_000.0
+# The combined fix of a failed run: the whole run was lost, whatever else is fixed.
+_NOTHING_LEFT: Final = Workload(groups=(), driver_ms=0.0, actual_ms=0.0, executors=1, cores=1, memory_bytes=None)
 # Above this many task attempts the what-if curve is not computed (each point replays every task); findings'
 # costs still are, since they replay only the job groups a fix changes.
 MAX_WHAT_IF_TASKS: Final = 2_000_000
@@ -66,16 +71,24 @@ class Assessment:
 
 
 def assess(
-    app: SparkApp, results: Iterable[HeuristicResult], metrics: AppMetrics | None, *, what_if_curve: bool = True
+    app: SparkApp | MapReduceApp,
+    results: Iterable[HeuristicResult],
+    metrics: AppMetrics | MapReduceMetrics | None,
+    *,
+    what_if_curve: bool = True,
 ) -> Assessment:
     """Each finding's impact and the run's what-if answers (findings at NONE are not assessed)."""
     memory = None
-    used_gb_hours = None
-    if metrics is not None:
-        memory = metrics.executor_memory_bytes or metrics.driver_memory_bytes
-        used_gb_hours = metrics.used_gb_hours
+    used_gb_hours = metrics.used_gb_hours if metrics is not None else None
     runtime = metrics.runtime_ms if metrics is not None else None
-    workload = build_workload(app, runtime_ms=runtime, memory_bytes=memory)
+    if isinstance(app, MapReduceApp):
+        if metrics is not None and hasattr(metrics, "map_container_bytes"):
+            memory = metrics.map_container_bytes
+        workload = build_mapreduce_workload(app, runtime_ms=runtime, memory_bytes=memory)
+    else:
+        if metrics is not None and hasattr(metrics, "executor_memory_bytes"):
+            memory = metrics.executor_memory_bytes or metrics.driver_memory_bytes
+        workload = build_workload(app, runtime_ms=runtime, memory_bytes=memory)
     notes: list[str] = []
     if workload.actual_ms <= 0 or not workload.groups:
         return Assessment(notes=("impact: the app's runtime or tasks are unknown, so no cost can be estimated",))
@@ -110,9 +123,12 @@ def assess(
         kind = fixes.FIX_BY_CODE.get(str(result.code))
         if kind is None or int(result.severity) == 0:
             continue
-        if kind in fixes.TIME_FIXES:
-            impacts[result.code] = time_impact(kind, saved(fixes.apply(kind, workload, app, result.stages)))
-            time_fixed = fixes.apply(kind, time_fixed, app, result.stages)
+        if kind == fixes.FAILURES and result.code in fixes.FAILED_RUN_CODES and _failed(app):
+            impacts[result.code] = time_impact(kind, workload.actual_ms)
+            time_fixed = _NOTHING_LEFT
+        elif kind in fixes.TIME_FIXES:
+            impacts[result.code] = time_impact(kind, saved(fixes.apply(kind, workload, result.stages)))
+            time_fixed = fixes.apply(kind, time_fixed, result.stages)
         elif kind == fixes.IDLE:
             impacts[result.code] = _idle(workload, curve, memory, used_gb_hours)
         elif kind == fixes.MEMORY and metrics is not None and metrics.wasted_gb_hours is not None:
@@ -125,7 +141,10 @@ def assess(
             )
     combined = None
     if impacts:
-        wall = saved(time_fixed) if time_fixed is not workload else 0.0
+        if time_fixed is _NOTHING_LEFT:
+            wall = workload.actual_ms
+        else:
+            wall = saved(time_fixed) if time_fixed is not workload else 0.0
         waste = max((i.gb_hours or 0.0 for i in impacts.values() if i.fix not in fixes.TIME_FIXES), default=0.0)
         time_gb = _gb_hours(wall, workload.executors, memory)
         combined = Impact(
@@ -135,6 +154,10 @@ def assess(
             gb_hours=None if time_gb is None else time_gb + waste,
         )
     return Assessment(impacts=impacts, what_if=curve, combined=combined, notes=tuple(notes))
+
+
+def _failed(app: SparkApp | MapReduceApp) -> bool:
+    return str(app.status) == "FAILED"
 
 
 def _idle(workload: Workload, curve: WhatIf | None, memory: int | None, used: float | None) -> Impact:

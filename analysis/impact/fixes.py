@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
-from analysis.impact.replay import StageKey, StageWork, Workload
-from appmodel.spark import SparkApp, TaskStatus
+from analysis.impact.replay import StageKey, StageWork, TaskFacts, Workload
 from appmodel.units import MIB
 
 # Spill costs its tasks the time to serialize, compress, write, read back, decompress and merge the spilled data.
@@ -55,17 +55,28 @@ FIX_BY_CODE: Final[dict[str, str]] = {
     "spark.executor_balance": IDLE,
     "spark.unified_memory": MEMORY,
     "spark.jvm_memory": MEMORY,
+    "mapreduce.mapper_skew": SKEW,
+    "mapreduce.reducer_skew": SKEW,
+    "mapreduce.mapper_gc": GC,
+    "mapreduce.reducer_gc": GC,
+    "mapreduce.mapper_spill": SPILL,
+    "mapreduce.mapper_time": SMALL_TASKS,
+    "mapreduce.mapper_memory": MEMORY,
+    "mapreduce.reducer_memory": MEMORY,
+    "mapreduce.exception": FAILURES,
 }
 
+# A failed run produced nothing: these findings, on a run that failed, cost the whole run (it must run again).
+FAILED_RUN_CODES: Final = frozenset({"spark.job_failures", "mapreduce.exception"})
 # The fixes applied to every stage, whatever stages the finding names.
 APP_WIDE: Final = (FAILURES, GC)
 # The fixes that change task times, applied together for the app's combined cost.
 TIME_FIXES: Final = (SKEW, FAILURES, SPILL, GC, SMALL_TASKS)
 
-StageFix = Callable[[StageWork, SparkApp, int], StageWork | None]
+StageFix = Callable[[StageWork, Workload, int], StageWork | None]
 
 
-def apply(kind: str, workload: Workload, app: SparkApp, stages: Iterable[StageKey]) -> Workload:
+def apply(kind: str, workload: Workload, stages: Iterable[StageKey]) -> Workload:
     """The workload with fix ``kind`` applied to ``stages``; failures and GC are fixed in every stage (a finding
     about them may name only the worst stages, or none, and their cost is wherever attempts failed or GC ran)."""
     fix = _STAGE_FIXES.get(kind)
@@ -78,19 +89,19 @@ def apply(kind: str, workload: Workload, app: SparkApp, stages: Iterable[StageKe
     changed: dict[StageKey, StageWork] = {}
     for key in sorted(wanted):
         stage = workload.stage(key)
-        if stage is None or key not in app.stages:
+        if stage is None or stage.facts is None:
             continue
-        fixed = fix(stage, app, slots)
+        fixed = fix(stage, workload, slots)
         if fixed is not None:
             changed[key] = fixed
     return workload.with_stages(changed)
 
 
-def _skew(stage: StageWork, app: SparkApp, slots: int) -> StageWork | None:
+def _skew(stage: StageWork, workload: Workload, slots: int) -> StageWork | None:
     """Tasks longer than the stage's mean brought down to it, the excess spread over all the stage's successful
     tasks: salting or AQE's skew join splits hot partitions; the work is not removed."""
-    tasks = app.stages[stage.key].tasks
-    ok = (tasks.status == TaskStatus.SUCCESS) & (stage.task_ms > 0)
+    assert stage.facts is not None
+    ok = stage.facts.succeeded & (stage.task_ms > 0)
     if ok.sum() < 2:
         return None
     ms = stage.task_ms.copy()
@@ -102,57 +113,66 @@ def _skew(stage: StageWork, app: SparkApp, slots: int) -> StageWork | None:
     return stage.with_task_ms(ms)
 
 
-def _failures(stage: StageWork, app: SparkApp, slots: int) -> StageWork | None:
+def _failures(stage: StageWork, workload: Workload, slots: int) -> StageWork | None:
     """Failed, killed and resubmitted attempts removed, and re-runs of partitions an earlier attempt of the stage
     had already finished."""
+    assert stage.facts is not None
     stage_id, attempt_id = stage.key
-    tasks = app.stages[stage.key].tasks
-    keep = tasks.status == TaskStatus.SUCCESS
-    done_before: set[int] = set()
-    for (sid, aid), other in app.stages.items():
-        if sid == stage_id and aid < attempt_id:
-            done_before.update(other.tasks.index[other.tasks.status == TaskStatus.SUCCESS].tolist())
+    keep = stage.facts.succeeded.copy()
+    done_before: list[npt.NDArray[np.int64]] = []
+    for group in workload.groups:
+        for other in group.stages:
+            if other.key[0] == stage_id and other.key[1] < attempt_id and other.facts is not None:
+                done_before.append(other.facts.index[other.facts.succeeded])
     if done_before:
-        keep &= ~np.isin(tasks.index, np.fromiter(done_before, dtype=np.int64))
-    # Within one attempt, only the first successful copy of a partition is needed (speculation is a fix of its own).
+        keep &= ~np.isin(stage.facts.index, np.concatenate(done_before))
     if keep.all():
         return None
     return stage.with_task_ms(np.where(keep, stage.task_ms, 0.0))
 
 
-def _spill(stage: StageWork, app: SparkApp, slots: int) -> StageWork | None:
-    tasks = app.stages[stage.key].tasks
-    spilled = tasks.disk_bytes_spilled.astype(np.float64)
+def _spill(stage: StageWork, workload: Workload, slots: int) -> StageWork | None:
+    assert stage.facts is not None
+    spilled = stage.facts.spill_bytes
     if not spilled.any():
         return None
-    cost = np.minimum(spilled / SPILL_BYTES_PER_S * 1000.0, MAX_SPILL_SHARE * tasks.executor_run_time_ms)
+    cost = np.minimum(spilled / SPILL_BYTES_PER_S * 1000.0, MAX_SPILL_SHARE * stage.facts.run_ms)
     return stage.with_task_ms(np.maximum(stage.task_ms - np.maximum(cost, 0.0), 0.0))
 
 
-def _gc(stage: StageWork, app: SparkApp, slots: int) -> StageWork | None:
-    tasks = app.stages[stage.key].tasks
-    excess = tasks.jvm_gc_time_ms - HEALTHY_GC_SHARE * tasks.executor_run_time_ms
-    excess = np.clip(excess, 0.0, None)
+def _gc(stage: StageWork, workload: Workload, slots: int) -> StageWork | None:
+    assert stage.facts is not None
+    excess = np.clip(stage.facts.gc_ms - HEALTHY_GC_SHARE * stage.facts.run_ms, 0.0, None)
     if not excess.any():
         return None
     return stage.with_task_ms(np.maximum(stage.task_ms - excess, 0.0))
 
 
-def _small_tasks(stage: StageWork, app: SparkApp, slots: int) -> StageWork | None:
+def _small_tasks(stage: StageWork, workload: Workload, slots: int) -> StageWork | None:
     """The stage's work in fewer, bigger tasks: its summed run time in tasks of about TARGET_TASK_MS, each paying
     the stage's median per-task overhead (wall time beyond run time) and scheduling gap once."""
-    tasks = app.stages[stage.key].tasks
+    assert stage.facts is not None
     ran = stage.task_ms > 0
     n = int(ran.sum())
     if n == 0:
         return None
-    work = float(tasks.executor_run_time_ms[ran].sum())
-    overhead = float(np.median(np.clip(stage.task_ms[ran] - tasks.executor_run_time_ms[ran], 0.0, None)))
+    run = stage.facts.run_ms[ran]
+    work = float(run.sum())
+    overhead = float(np.median(np.clip(stage.task_ms[ran] - run, 0.0, None)))
     merged = min(n, max(slots, math.ceil(work / TARGET_TASK_MS)))
     if merged >= n:
         return None
     ms = np.full(merged, work / merged + overhead)
-    return StageWork(key=stage.key, parents=stage.parents, task_ms=ms, order=np.arange(merged), gap_ms=stage.gap_ms)
+    facts = TaskFacts(
+        succeeded=np.ones(merged, dtype=np.bool_),
+        index=np.arange(merged, dtype=np.int64),
+        run_ms=np.full(merged, work / merged),
+        gc_ms=np.zeros(merged),
+        spill_bytes=np.zeros(merged),
+    )
+    return StageWork(
+        key=stage.key, parents=stage.parents, task_ms=ms, order=np.arange(merged), gap_ms=stage.gap_ms, facts=facts
+    )
 
 
 _STAGE_FIXES: Final[dict[str, StageFix]] = {

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from appmodel.conf import local_cores
-from appmodel.spark import SparkApp, StageAttempt, StageStatus
+from appmodel.spark import SparkApp, StageAttempt, StageStatus, TaskStatus
 
 Float64Array = npt.NDArray[np.float64]
 StageKey = tuple[int, int]
@@ -37,18 +37,30 @@ _MAX_GAP_MS: Final = 1_000.0
 
 
 @dataclass(frozen=True, slots=True)
+class TaskFacts:
+    """What the fixes read of a stage's task attempts, one value per row (the rows of ``StageWork.task_ms``)."""
+
+    succeeded: npt.NDArray[np.bool_]
+    index: npt.NDArray[np.int64]  # the partition (Spark) or task number (MapReduce) the attempt worked on
+    run_ms: Float64Array  # time the task ran its code (Spark's executorRunTime; a MapReduce attempt's duration)
+    gc_ms: Float64Array
+    spill_bytes: Float64Array  # bytes spilled to disk (estimated from records for MapReduce)
+
+
+@dataclass(frozen=True, slots=True)
 class StageWork:
-    """One stage attempt as the replay sees it."""
+    """One stage attempt (or MapReduce phase) as the replay sees it."""
 
     key: StageKey  # (stage id, attempt id)
     parents: tuple[StageKey, ...]  # stage attempts of the same group that must finish first
     task_ms: Float64Array  # wall time of every task attempt, in the app model's row order
     order: npt.NDArray[np.intp]  # rows in the order the tasks were launched
     gap_ms: float = 0.0  # measured scheduling gap paid per task (see _stage_gaps)
+    facts: TaskFacts | None = None  # None only in hand-built workloads (tests): such stages cannot be fixed
 
-    def with_task_ms(self, task_ms: Float64Array, gap_ms: float | None = None) -> StageWork:
+    def with_task_ms(self, task_ms: Float64Array) -> StageWork:
         """The same stage with other task times (same rows; a removed task has time 0 and takes no slot)."""
-        return replace(self, task_ms=task_ms, gap_ms=self.gap_ms if gap_ms is None else gap_ms)
+        return replace(self, task_ms=task_ms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,13 +196,20 @@ def _stage_work(stage: StageAttempt, group_keys: Sequence[StageKey], gap_ms: flo
     tasks = stage.tasks
     task_ms = tasks.duration_ms.astype(np.float64)
     order = np.lexsort((tasks.task_id, tasks.launch_ms))
+    facts = TaskFacts(
+        succeeded=tasks.status == TaskStatus.SUCCESS,
+        index=tasks.index.astype(np.int64),
+        run_ms=tasks.executor_run_time_ms.astype(np.float64),
+        gc_ms=tasks.jvm_gc_time_ms.astype(np.float64),
+        spill_bytes=tasks.disk_bytes_spilled.astype(np.float64),
+    )
     parents = tuple(
         key
         for key in group_keys
         if (key[0] in stage.parent_ids and key[0] < stage.stage_id)
         or (key[0] == stage.stage_id and key[1] < stage.attempt_id)
     )
-    return StageWork(key=stage.key, parents=parents, task_ms=task_ms, order=order, gap_ms=gap_ms)
+    return StageWork(key=stage.key, parents=parents, task_ms=task_ms, order=order, gap_ms=gap_ms, facts=facts)
 
 
 def _stage_gaps(app: SparkApp, cores: int) -> dict[StageKey, float]:

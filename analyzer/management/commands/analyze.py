@@ -63,12 +63,13 @@ def printable(text: object) -> str:
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}" for c in value)
 
 
-def _what_if_line(what: WhatIf) -> str:
+def _what_if_line(what: WhatIf, app_type: str) -> str:
     own = what.own_executors
+    unit = "task container(s)" if app_type == "MAPREDUCE" else f"executor(s) x {what.cores} cores"
     at = ", ".join(f"{n}: {terminal_duration(round(ms))}" for n, ms in sorted(what.runtime_ms_at.items()) if n != own)
     error = "" if what.replay_error is None else f", replay error {what.replay_error:+.1%}"
     return (
-        f"{own} executor(s) x {what.cores} cores ran {terminal_duration(round(what.actual_ms))}; at {at}; "
+        f"{own} {unit} ran {terminal_duration(round(what.actual_ms))}; at {at}; "
         f"ideal {what.ideal_executors}, critical path {terminal_duration(round(what.critical_path_ms))}{error}"
     )
 
@@ -116,7 +117,7 @@ def render_text(report: AnalysisReport, stored: str) -> str:
     if not report.headline:
         lines.append("    nothing worth changing: no finding at MODERATE or above and none that cost 5% of the run")
     if report.what_if is not None:
-        lines.append(f"  what-if: {_what_if_line(report.what_if)}")
+        lines.append(f"  what-if: {_what_if_line(report.what_if, report.app_type)}")
     lines.extend(f"  warning: {printable(warning)}" for warning in report.warnings)
     lines.append(f"  {stored}")
     return "\n".join(lines)
