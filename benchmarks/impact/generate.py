@@ -374,7 +374,7 @@ class Cluster:
         self.running: dict[int, int] = {}  # stage -> tasks running
         self.left: dict[int, int] = {}  # stage -> tasks not yet succeeded
         self.done_stages: set[int] = set()
-        self.active_job: int | None = None
+        self.stage_submitted: dict[int, int] = {}
         self.next_task_id = 0
         self.attempts: list[Attempt] = []
         self.finished = False
@@ -459,7 +459,6 @@ class Cluster:
         self.push(now + 1000, "allocation_tick")
 
     def on_job_submit(self, now: int, job_index: int) -> None:
-        self.active_job = job_index
         stages = self.t.jobs[job_index]
         self.emit(now, job_start(now, job_index, stages))
         for stage in stages:
@@ -470,7 +469,6 @@ class Cluster:
 
     def on_stage_submit(self, now: int, stage: StageSpec) -> None:
         self.emit(now, stage_event("SparkListenerStageSubmitted", stage, now, None))
-        self.stage_submitted = getattr(self, "stage_submitted", {})
         self.stage_submitted[stage.stage_id] = now
         self.pending[stage.stage_id] = deque((t, 0) for t in self.plan.tasks[stage.stage_id])
         self.running[stage.stage_id] = 0
@@ -510,7 +508,6 @@ class Cluster:
                     "Job Result": {"Result": "JobSucceeded"},
                 },
             )
-            self.active_job = None
             if stage.job + 1 < len(self.t.jobs):
                 self.push(end + self.t.gaps_ms[stage.job + 1] + job_rng.randint(-200, 200), "job_submit", stage.job + 1)
             else:
