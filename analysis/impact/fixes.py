@@ -181,6 +181,27 @@ def _small_tasks(stage: StageWork, workload: Workload, slots: int) -> StageWork 
     )
 
 
+def failure_risk(workload: Workload, max_attempts: int) -> float:
+    """The chance that a run whose tasks fail as often as this one's fails outright: a task fails its job when all
+    its ``max_attempts`` attempts fail. Per stage, with r its share of failed attempts and n its partitions, taken
+    as independent: 1 - (1 - r^max_attempts)^n; over stages, the chance that any fails. Failures are rarely
+    independent (a bad node, a bad record), which makes real runs fail more often than this, not less."""
+    survive = 1.0
+    for group in workload.groups:
+        for stage in group.stages:
+            if stage.facts is None or not len(stage.task_ms):
+                continue
+            ran = stage.task_ms > 0
+            attempts = int(ran.sum())
+            failed = int((ran & ~stage.facts.succeeded).sum())
+            if not failed or not attempts:
+                continue
+            rate = failed / attempts
+            partitions = int(np.unique(stage.facts.index[ran]).size)
+            survive *= (1.0 - rate**max_attempts) ** partitions
+    return 1.0 - survive
+
+
 _STAGE_FIXES: Final[dict[str, StageFix]] = {
     SKEW: _skew,
     FAILURES: _failures,
