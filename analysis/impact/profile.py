@@ -56,8 +56,13 @@ def final_severity(
     rule = Severity(rule)
     if profile == DREL or rule == Severity.NONE:
         return rule
+    level = _cost_bounded(code, rule, cost_share)
     if failure_risk is not None and failure_risk >= RISK_MODERATE:
-        rule = max(rule, Severity.SEVERE if failure_risk >= RISK_SEVERE else Severity.MODERATE)
+        level = max(level, Severity.SEVERE if failure_risk >= RISK_SEVERE else Severity.MODERATE)
+    return Severity(level)
+
+
+def _cost_bounded(code: str, rule: Severity, cost_share: float | None) -> Severity:
     if code in SETTINGS:
         return rule if rule >= Severity.SEVERE else min(rule, Severity.LOW)
     if cost_share is None:
