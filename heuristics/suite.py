@@ -105,7 +105,7 @@ def load_suite(user_file: str | None = None, profile: str | None = None) -> Suit
     layers: list[Layer] = []
     for origin, data in ((str(DEFAULTS_PATH), defaults), (user_file or "the user file", user)):
         overlays = profile_overlays(data, origin)
-        sections = [("", data, (CUSTOM_KEY, PROFILES_KEY))]
+        sections: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [("", data, (CUSTOM_KEY, PROFILES_KEY))]
         sections += [(f"{PROFILES_KEY}.{name}.", overlay, ()) for name, overlay in overlays.items()]
         for prefix, codes, extra in sections:
             for key in codes:
