@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Literal
+
 from appmodel.formatting import format_bytes
 from appmodel.spark import SparkApp
 from appmodel.units import GIB
@@ -39,7 +41,9 @@ class Configuration(Heuristic["Configuration.Config"]):
         meaning MiB); dynamic allocation's min and max executors; and wildcards in spark.yarn.secondary.jars.
 
     Why it matters:
-        Java serialization is slow and bulky. Dynamic allocation without a shuffle service or shuffle
+        Java serialization is slow and bulky for RDD shuffles and cached RDDs; DataFrame and SQL rows use
+        Tungsten's own binary format, so on a DataFrame app the serializer changes little (LOW by default,
+        java_serializer_severity). Dynamic allocation without a shuffle service or shuffle
         tracking loses shuffle files when executors go away. Very large executors and drivers are hard to
         schedule and waste memory they do not use; very many cores per executor contend for one heap. A high
         minimum or maximum executor count holds or grabs a large share of the cluster.
@@ -55,7 +59,11 @@ class Configuration(Heuristic["Configuration.Config"]):
         treats shuffle tracking (on by default from Spark 4.0) as a valid alternative to the shuffle service;
         skips the cluster sizing and allocation checks in local mode and the shuffle-service check on
         Kubernetes, where no external shuffle service exists; a malformed size is reported as a warning instead
-        of failing the heuristic.
+        of failing the heuristic. A non-Kryo serializer is LOW, not MODERATE (java_serializer_severity; it
+        fired on every DataFrame app, where rows never go through it); static allocation without the shuffle
+        service is no finding, not MODERATE (static_allocation_needs_shuffle_service; without dynamic allocation
+        executors are not removed, so the service changes nothing: it fired Moderate on every realistic app).
+        The drelephant profile restores both (MODERATE, true).
     """
 
     code = "spark.configuration"
@@ -63,7 +71,12 @@ class Configuration(Heuristic["Configuration.Config"]):
     app_types = SPARK
 
     class Config(HeuristicConfig, frozen=True):
-        require_kryo: bool  # non-Kryo serializer -> MODERATE
+        require_kryo: bool  # false: the serializer is not checked
+        java_serializer_severity: Literal[
+            "low", "moderate"
+        ]  # a non-Kryo serializer's severity (Dr. Elephant: moderate)
+        # dynamic allocation off and no shuffle service -> MODERATE (Dr. Elephant); false: no finding
+        static_allocation_needs_shuffle_service: bool
         executor_memory_gib: Ascending
         driver_memory_gib: Ascending
         executor_cores: Ascending
@@ -80,7 +93,8 @@ class Configuration(Heuristic["Configuration.Config"]):
         serializer = app.environment.spark("spark.serializer") or ""
         observed["spark.serializer"] = serializer
         if cfg.require_kryo:
-            severity = Severity.NONE if serializer.strip() == KRYO else Severity.MODERATE
+            flagged = Severity[cfg.java_serializer_severity.upper()]
+            severity = Severity.NONE if serializer.strip() == KRYO else flagged
             checks.append(
                 ("spark.serializer", serializer or "(default: Java)", severity, f"set spark.serializer={KRYO}")
             )
@@ -128,7 +142,7 @@ class Configuration(Heuristic["Configuration.Config"]):
                     "enable spark.shuffle.service.enabled or shuffle tracking with dynamic allocation",
                 )
             )
-        elif not dynamic and not shuffle_service:
+        elif not dynamic and not shuffle_service and cfg.static_allocation_needs_shuffle_service:
             checks.append(
                 (
                     "spark.shuffle.service.enabled",

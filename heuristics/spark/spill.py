@@ -4,7 +4,7 @@ import numpy as np
 
 from appmodel.formatting import format_bytes, format_ratio
 from appmodel.spark import SparkApp
-from appmodel.units import MIB
+from appmodel.units import MIB, TIB
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
@@ -22,7 +22,8 @@ class Spill(Heuristic["Spill.Config"]):
     What it measures:
         Per stage attempt, the bytes spilled from memory (Spark's "Spill (Memory)") divided by the most data
         the stage processed in any one way (input, shuffle read, shuffle write or output), for stages that
-        spilled at least min_stage_spill_mib.
+        spilled at least min_stage_spill_mib. With max_stage_processed_tib set, a stage that processed that
+        much or more is not judged (only counted in a note).
 
     Why it matters:
         Spilling serializes, writes and re-reads sorted or aggregated data, which costs disk I/O and CPU and can
@@ -35,8 +36,11 @@ class Spill(Heuristic["Spill.Config"]):
 
     Differences from Dr. Elephant:
         Uses the thresholds of Dr. Elephant's customSHSWork per-stage spill check (0.01, 0.1, 0.25, 0.5) and
-        adds a minimum spill size so a few megabytes never count. Its executor-level spill heuristic is not
-        ported: its MODERATE level was unreachable (a bug) and it judged the app, not the stage that spilled.
+        adds a minimum spill size so a few megabytes never count (drelephant profile: 0). Dr. Elephant did not
+        judge a stage that processed 3 TB or more ("some spill is expected"); Hindsight judges every stage by
+        default, since such a stage's spill costs the most time of all (max_stage_processed_tib 0; the drelephant
+        profile sets 3). Its executor-level spill heuristic is not ported: its MODERATE level was unreachable
+        (a bug) and it judged the app, not the stage that spilled.
     """
 
     code = "spark.spill"
@@ -46,6 +50,8 @@ class Spill(Heuristic["Spill.Config"]):
     class Config(HeuristicConfig, frozen=True):
         spill_ratio: Ascending  # memory bytes spilled / max data processed
         min_stage_spill_mib: NonNegative  # stages that spilled less are not judged; 0: any spill
+        # stages that processed this much or more are not judged (Dr. Elephant: 3); 0: no ceiling, all are judged
+        max_stage_processed_tib: NonNegative
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config
@@ -54,6 +60,10 @@ class Spill(Heuristic["Spill.Config"]):
         on_disk = table.sum(table.column("disk_bytes_spilled"))
         processed = np.vstack([table.sum(table.column(c)) for c in PROCESSED]).max(axis=0, initial=0)
         judged = spilled >= max(cfg.min_stage_spill_mib * MIB, 1)
+        ceiling = cfg.max_stage_processed_tib * TIB if cfg.max_stage_processed_tib else np.inf
+        too_big = processed >= ceiling
+        skipped = int(np.count_nonzero(judged & too_big))
+        judged &= ~too_big
         with np.errstate(divide="ignore", invalid="ignore"):
             ratios = np.where(judged, np.where(processed > 0, spilled / processed, np.inf), np.nan)
         observed: Observed = {
@@ -64,6 +74,9 @@ class Spill(Heuristic["Spill.Config"]):
         severity = Severity(int(levels.max(initial=0)))
         flagged = sorted(np.flatnonzero(levels >= Severity.LOW).tolist(), key=lambda i: (-levels[i], -spilled[i]))
         details = [("Spilled from memory", format_bytes(float(spilled.sum())))]
+        if skipped:
+            shown = format_bytes(ceiling)
+            details.append(("Not judged", f"{skipped} stage(s) that processed {shown} or more (spill expected)"))
         for i in flagged[:5]:
             stage = table.stages[i]
             text = (

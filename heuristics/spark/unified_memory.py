@@ -66,7 +66,9 @@ class UnifiedMemory(Heuristic["UnifiedMemory.Config"]):
         min_executor_memory_gib: NonNegative  # executors this small or smaller are not judged; 0: all
         min_task_time_min: NonNegative  # apps whose tasks ran less in total are not judged; 0: all
         min_memory_fraction: NonNegative  # a spark.memory.fraction this low or lower is not judged; 0: any above 0
-        min_max_memory_mib: NonNegative  # unified memory this small or smaller (or unknown) is not judged
+        min_max_memory_mib: (
+            NonNegative  # unified memory this small or smaller (or unknown) is not judged; 0: any known size
+        )
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config
