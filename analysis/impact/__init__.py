@@ -16,13 +16,13 @@ from analysis.impact import fixes
 from analysis.impact.mapreduce import build_mapreduce_workload
 from analysis.impact.replay import Workload, build_workload, simulate_group
 from analysis.impact.whatif import WhatIf, corrected, what_if
+from analysis.metrics import AppMetrics
+from analysis.metrics_mapreduce import MapReduceMetrics
 from appmodel.mapreduce import MapReduceApp
 from appmodel.spark import SparkApp
 from appmodel.units import GIB
 
 if TYPE_CHECKING:
-    from analysis.metrics import AppMetrics
-    from analysis.metrics_mapreduce import MapReduceMetrics
     from heuristics import HeuristicResult
 
 MS_PER_HOUR: Final = 3_600_000.0
@@ -84,11 +84,11 @@ def assess(
     used_gb_hours = metrics.used_gb_hours if metrics is not None else None
     runtime = metrics.runtime_ms if metrics is not None else None
     if isinstance(app, MapReduceApp):
-        if metrics is not None and hasattr(metrics, "map_container_bytes"):
+        if isinstance(metrics, MapReduceMetrics):
             memory = metrics.map_container_bytes
         workload = build_mapreduce_workload(app, runtime_ms=runtime, memory_bytes=memory)
     else:
-        if metrics is not None and hasattr(metrics, "executor_memory_bytes"):
+        if isinstance(metrics, AppMetrics):
             memory = metrics.executor_memory_bytes or metrics.driver_memory_bytes
         workload = build_workload(app, runtime_ms=runtime, memory_bytes=memory)
     notes: list[str] = []

@@ -147,3 +147,15 @@ def test_static_allocation_without_the_shuffle_service_is_a_finding_only_under_d
 def test_the_java_serializer_is_low_under_impact_and_moderate_under_drelephant() -> None:
     assert evaluate("spark.configuration", "impact", JAVA_SERIALIZER) == Severity.LOW
     assert evaluate("spark.configuration", "drelephant", JAVA_SERIALIZER) == Severity.MODERATE
+
+
+def test_skew_in_a_short_stage_is_judged_by_default_and_not_under_drelephant() -> None:
+    from spark_app_builder import build_app
+
+    app = build_app({"stages": [{"tasks": {"duration_ms": [300, 300, 300, 300, 9000]}}]})
+    default = load_suite().get("spark.task_skew")
+    drelephant = load_suite(profile="drelephant").get("spark.task_skew")
+    assert default is not None
+    assert drelephant is not None
+    assert default.evaluate(app).severity == heuristics.Severity.CRITICAL
+    assert drelephant.evaluate(app).severity == heuristics.Severity.NONE  # Dr. Elephant: longest task 150 s or more
