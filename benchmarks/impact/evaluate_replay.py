@@ -113,8 +113,26 @@ def diagnose(app: SparkApp) -> dict[str, Any]:
         "task_run_ms_sum": int(run.sum()),
         "task_overhead_ms_mean": round(float((wall - run).mean()), 1) if wall.size else None,
         "slot_gap_ms_mean": round(float(np.mean(gaps)), 1) if gaps else None,
+        "executor_warmup_ms_mean": _warmup_ms(app),
         "slot_gap_ms_sum": int(sum(gaps)),
     }
+
+
+def _warmup_ms(app: SparkApp) -> float | None:
+    """Per executor, how much longer its first task ran than its stage's median task (PySpark starts the
+    executor's Python worker in it), averaged over executors: a cost every executor pays once."""
+    first: dict[int, tuple[int, float]] = {}  # executor -> (launch, excess)
+    for stage in app.stage_attempts():
+        t = stage.tasks
+        if not len(t):
+            continue
+        median = float(np.median(t.duration_ms))
+        for executor, launch, wall in zip(
+            t.executor.tolist(), t.launch_ms.tolist(), t.duration_ms.tolist(), strict=True
+        ):
+            if executor not in first or launch < first[executor][0]:
+                first[executor] = (launch, wall - median)
+    return round(float(np.mean([excess for _launch, excess in first.values()])), 1) if first else None
 
 
 def _union_ms(spans: list[tuple[int, int]]) -> int:
@@ -236,12 +254,16 @@ def _pct(value: float | None) -> str:
 
 
 def print_table(results: dict[str, Any]) -> None:
-    print("run                 runtime_s  replay_err  driver_s  overhead_ms  gap_ms  task_wall_vs_fewest  locality")
+    print(
+        "run                 runtime_s  replay_err  driver_s  warmup_s  overhead_ms  gap_ms  task_wall_vs_fewest"
+        "  locality"
+    )
     for run in results["runs"]:
         d, w = run["diagnosis"], run["what_if"] or {}
         print(
             f"{run['name']:<20}{d['runtime_ms'] / 1000:>9.1f}  {_pct(w.get('replay_error')):>10}  "
-            f"{d['driver_ms'] / 1000:>8.1f}  {d['task_overhead_ms_mean'] or 0:>11.0f}  "
+            f"{d['driver_ms'] / 1000:>8.1f}  {(d['executor_warmup_ms_mean'] or 0) / 1000:>8.1f}"
+            f"  {d['task_overhead_ms_mean'] or 0:>11.0f}  "
             f"{d['slot_gap_ms_mean'] or 0:>6.0f}  {d['task_wall_vs_fewest'] or 0:>19.2f}  {run['locality']}"
         )
     print("\nshape        repeat  from -> to  predicted_s  measured_s   error  driver_shift  task_wall_ratio")

@@ -197,9 +197,11 @@ def run_driver(scratch: Path, master_url: str, plan: list[dict[str, Any]], size:
 
     # A warm-up app, not logged: the driver JVM's first SparkContext pays class loading and JIT (~10-20 s on the
     # loaded 2-core machine), which would land in the first measured run's driver time only.
-    warm = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+    warm = SparkSession.builder.config(
+        map={"spark.master": "local[1]", "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
+    ).getOrCreate()
     warm.sparkContext.setLogLevel("ERROR")
-    warm.sparkContext.parallelize(range(4), 2).partitionBy(2).count()
+    warm.sparkContext.parallelize([(n, n) for n in range(4)], 2).partitionBy(2).count()
     warm.stop()
     records = []
     for entry in plan:
