@@ -446,7 +446,11 @@ def _costed(
         impact = assessment.impacts.get(finding.code)
         rule = finding.rule_severity if finding.rule_severity is not None else finding.severity
         severity = final_severity(
-            finding.code, heuristics.Severity(rule), None if impact is None else impact.cost_share, profile
+            finding.code,
+            heuristics.Severity(rule),
+            None if impact is None else impact.cost_share,
+            profile,
+            None if impact is None else impact.failure_risk,
         )
         findings.append(
             dataclasses.replace(

@@ -9,7 +9,7 @@ report's first lines.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from analysis.impact import fixes
@@ -46,6 +46,8 @@ class Impact:
     share_of_runtime: float | None
     gb_hours: float | None
     waste_share: float | None = None  # gb_hours over the app's used GB-hours (memory findings)
+    # Failures only: the chance that a run with these task failure rates fails outright (fixes.failure_risk).
+    failure_risk: float | None = None
 
     @property
     def cost_share(self) -> float | None:
@@ -127,8 +129,12 @@ def assess(
             impacts[result.code] = time_impact(kind, workload.actual_ms)
             time_fixed = _NOTHING_LEFT
         elif kind in fixes.TIME_FIXES:
-            impacts[result.code] = time_impact(kind, saved(fixes.apply(kind, workload, result.stages)))
-            time_fixed = fixes.apply(kind, time_fixed, result.stages)
+            impact = time_impact(kind, saved(fixes.apply(kind, workload, result.stages)))
+            if kind == fixes.FAILURES:
+                impact = replace(impact, failure_risk=fixes.failure_risk(workload, _max_attempts(app)))
+            impacts[result.code] = impact
+            if time_fixed is not _NOTHING_LEFT:
+                time_fixed = fixes.apply(kind, time_fixed, result.stages)
         elif kind == fixes.IDLE:
             impacts[result.code] = _idle(workload, curve, memory, used_gb_hours)
         elif kind == fixes.MEMORY and metrics is not None and metrics.wasted_gb_hours is not None:
@@ -154,6 +160,18 @@ def assess(
             gb_hours=None if time_gb is None else time_gb + waste,
         )
     return Assessment(impacts=impacts, what_if=curve, combined=combined, notes=tuple(notes))
+
+
+def _max_attempts(app: SparkApp | MapReduceApp) -> int:
+    """Attempts a task gets before its job fails: spark.task.maxFailures, mapreduce.map.maxattempts (both 4)."""
+    if isinstance(app, MapReduceApp):
+        text = app.conf.get("mapreduce.map.maxattempts", "4")
+    else:
+        text = app.environment.spark_properties.get("spark.task.maxFailures", "4")
+    try:
+        return max(1, int(str(text).strip()))
+    except ValueError:
+        return 4
 
 
 def _failed(app: SparkApp | MapReduceApp) -> bool:

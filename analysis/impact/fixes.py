@@ -28,6 +28,9 @@ MAX_SPILL_SHARE: Final = 0.9
 # GC up to this share of a task's run time is healthy (Dr. Elephant flags GC at 8 % and more, and calls under 5 %
 # over-provisioned); the excess is what GC pressure cost.
 HEALTHY_GC_SHARE: Final = 0.05
+# A task is skewed when it ran longer than this many times its stage's median (Dr. Elephant's lowest skew level,
+# max / median 2): below that, task times differ as they always do.
+SKEW_FACTOR: Final = 2.0
 # Small tasks are merged into tasks of about this much run time each (enough to amortize a task's scheduling and
 # start-up cost of tens of milliseconds), and never into fewer tasks than there are slots.
 TARGET_TASK_MS: Final = 2_000.0
@@ -98,17 +101,20 @@ def apply(kind: str, workload: Workload, stages: Iterable[StageKey]) -> Workload
 
 
 def _skew(stage: StageWork, workload: Workload, slots: int) -> StageWork | None:
-    """Tasks longer than the stage's mean brought down to it, the excess spread over all the stage's successful
-    tasks: salting or AQE's skew join splits hot partitions; the work is not removed."""
+    """Hot tasks (longer than SKEW_FACTOR x the stage's median) brought down to the median, their excess spread
+    over all the stage's successful tasks: salting or AQE's skew join splits hot partitions, the work is not
+    removed. Ordinary spread below the factor is not skew and costs nothing here (no one can fix it)."""
     assert stage.facts is not None
     ok = stage.facts.succeeded & (stage.task_ms > 0)
     if ok.sum() < 2:
         return None
     ms = stage.task_ms.copy()
-    mean = float(ms[ok].mean())
-    long = ok & (ms > mean)
-    excess = float((ms[long] - mean).sum())
-    ms[long] = mean
+    median = float(np.median(ms[ok]))
+    hot = ok & (ms > SKEW_FACTOR * median)
+    if not hot.any():
+        return None
+    excess = float((ms[hot] - median).sum())
+    ms[hot] = median
     ms[ok] += excess / int(ok.sum())
     return stage.with_task_ms(ms)
 
@@ -173,6 +179,27 @@ def _small_tasks(stage: StageWork, workload: Workload, slots: int) -> StageWork 
     return StageWork(
         key=stage.key, parents=stage.parents, task_ms=ms, order=np.arange(merged), gap_ms=stage.gap_ms, facts=facts
     )
+
+
+def failure_risk(workload: Workload, max_attempts: int) -> float:
+    """The chance that a run whose tasks fail as often as this one's fails outright: a task fails its job when all
+    its ``max_attempts`` attempts fail. Per stage, with r its share of failed attempts and n its partitions, taken
+    as independent: 1 - (1 - r^max_attempts)^n; over stages, the chance that any fails. Failures are rarely
+    independent (a bad node, a bad record), which makes real runs fail more often than this, not less."""
+    survive = 1.0
+    for group in workload.groups:
+        for stage in group.stages:
+            if stage.facts is None or not len(stage.task_ms):
+                continue
+            ran = stage.task_ms > 0
+            attempts = int(ran.sum())
+            failed = int((ran & ~stage.facts.succeeded).sum())
+            if not failed or not attempts:
+                continue
+            rate = failed / attempts
+            partitions = int(np.unique(stage.facts.index[ran]).size)
+            survive *= (1.0 - rate**max_attempts) ** partitions
+    return 1.0 - survive
 
 
 _STAGE_FIXES: Final[dict[str, StageFix]] = {

@@ -136,17 +136,32 @@ def simulate_group(group: JobGroup, slots: int) -> float:
 
 
 def _run_stage(stage: StageWork, ready: float, free: list[float]) -> float:
-    """Put the stage's tasks, in launch order, on the earliest free slots; the stage's finish time."""
-    durations = stage.task_ms[stage.order]
-    durations = durations[durations > 0] + stage.gap_ms
+    """Put the stage's tasks, in launch order, on the earliest free slots; the stage's finish time.
+
+    A retried task's next attempt cannot start before the attempt it retries has ended (Spark resubmits a task
+    when its failure is reported), so attempts of one partition run one after the other.
+    """
+    rows = stage.order[stage.task_ms[stage.order] > 0]
+    durations = (stage.task_ms[rows] + stage.gap_ms).tolist()
     done = ready
     heapreplace = heapq.heapreplace
-    for duration in durations.tolist():
-        start = free[0]
-        if start < ready:
-            start = ready
+    index = None if stage.facts is None else stage.facts.index[rows]
+    if index is None or np.unique(index).size == index.size:
+        for duration in durations:
+            start = free[0]
+            if start < ready:
+                start = ready
+            end = start + duration
+            heapreplace(free, end)
+            if end > done:
+                done = end
+        return done
+    previous: dict[int, float] = {}
+    for duration, partition in zip(durations, index.tolist(), strict=True):
+        start = max(free[0], ready, previous.get(partition, ready))
         end = start + duration
         heapreplace(free, end)
+        previous[partition] = end
         if end > done:
             done = end
     return done

@@ -387,3 +387,17 @@ def test_a_mapreduce_job_gets_the_what_if_in_task_containers(refdata: Path) -> N
     assert own > 1  # the sleep job ran several tasks at once
     assert what["runtime_ms_at"][str(own)] == record["metrics"]["runtime_ms"]
     assert what["runtime_ms_at"]["1"] > what["runtime_ms_at"][str(own)]
+
+
+def test_task_failures_that_make_the_next_run_likely_to_fail_are_at_least_moderate_however_cheap() -> None:
+    # 30% of 100 partitions failed once: each attempt fails with r = 30/130; four in a row fail the job.
+    ms = [1_000.0] * 30 + [1_000.0] * 100
+    status = [TaskStatus.FAILED] * 30 + [TaskStatus.SUCCESS] * 100
+    app = ran([StageSpec(ms, {"status": status, "index": list(range(30)) + list(range(100))})])
+    cost = impact_of(app, "spark.stage_failures")
+    rate = 30 / 130
+    assert cost.failure_risk == pytest.approx(1 - (1 - rate**4) ** 100)
+    assert final_severity("spark.stage_failures", Severity.LOW, 0.01, IMPACT, cost.failure_risk) == Severity.MODERATE
+    assert final_severity("spark.stage_failures", Severity.LOW, 0.01, IMPACT, 0.02) == Severity.LOW
+    assert final_severity("spark.stage_failures", Severity.LOW, 0.01, IMPACT, 0.6) == Severity.SEVERE
+    assert final_severity("spark.stage_failures", Severity.LOW, 0.01, DREL, 0.6) == Severity.LOW
