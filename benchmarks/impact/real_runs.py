@@ -191,8 +191,7 @@ def spark_conf(name: str, executors: int, log_dir: Path, master_url: str) -> dic
     }
 
 
-def run_driver(scratch: Path, master_url: str, plan: list[dict[str, Any]], size: Size) -> None:
-    """In the driver child: each planned run in its own SparkContext, one after another; records.json lists them."""
+def _warm_up() -> None:
     from pyspark.sql import SparkSession
 
     # A warm-up app, not logged: the driver JVM's first SparkContext pays class loading and JIT (~10-20 s on the
@@ -203,6 +202,14 @@ def run_driver(scratch: Path, master_url: str, plan: list[dict[str, Any]], size:
     warm.sparkContext.setLogLevel("ERROR")
     warm.sparkContext.parallelize([(n, n) for n in range(4)], 2).partitionBy(2).count()
     warm.stop()
+
+
+def run_driver(scratch: Path, master_url: str, plan: list[dict[str, Any]], size: Size, warm_up: bool = True) -> None:
+    """In the driver child: each planned run in its own SparkContext, one after another; records.json lists them."""
+    from pyspark.sql import SparkSession
+
+    if warm_up:
+        _warm_up()
     records = []
     for entry in plan:
         name = run_name(entry["shape"], entry["executors"], entry["repeat"])
@@ -235,7 +242,7 @@ def run_driver(scratch: Path, master_url: str, plan: list[dict[str, Any]], size:
 
 
 def run_all(
-    out: Path, shapes: list[str], counts: list[int], repeat: int = 1, size: Size = Size()
+    out: Path, shapes: list[str], counts: list[int], repeat: int = 1, size: Size = Size(), warm_up: bool = True
 ) -> list[dict[str, Any]]:
     """Start the cluster (max(counts) Workers), run the plan in a driver child process, stop the cluster, move the
     logs into ``out`` (replacing runs of the same name) and merge them into ``out``/manifest.json."""
@@ -254,7 +261,7 @@ def run_all(
             (driver / "plan.json").write_text(json.dumps(plan))
             env = os.environ | {"SPARK_LOCAL_IP": CLUSTER_MASTER_ADDRESS, "PYSPARK_PYTHON": sys.executable}
             command = [sys.executable, __file__, "--driver", str(driver), "--master", master_url]
-            command += ["--scale", str(size.scale), "--thin", str(size.thin)]
+            command += ["--scale", str(size.scale), "--thin", str(size.thin)] + ([] if warm_up else ["--no-warm-up"])
             subprocess.run(command, env=env, check=True)
         records = json.loads((driver / "records.json").read_text())
         manifest_path = out / "manifest.json"
@@ -286,15 +293,17 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs of each shape at each count")
     parser.add_argument("--scale", type=float, default=1.0, help="rows (so task time) relative to the full size")
     parser.add_argument("--thin", type=int, default=10, help="rows / thin, work per row x thin (less CPU, see Size)")
+    parser.add_argument("--no-warm-up", action="store_true", help="skip the unlogged warm-up app (tests)")
     parser.add_argument("--driver", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--master", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.driver:
         plan = json.loads((args.driver / "plan.json").read_text())
-        run_driver(args.driver, args.master, plan, Size(args.scale, args.thin))
+        run_driver(args.driver, args.master, plan, Size(args.scale, args.thin), warm_up=not args.no_warm_up)
         return
     started = time.monotonic()
-    runs = run_all(args.out, args.shapes, args.executors, args.repeat, Size(args.scale, args.thin))
+    size = Size(args.scale, args.thin)
+    runs = run_all(args.out, args.shapes, args.executors, args.repeat, size, warm_up=not args.no_warm_up)
     print(f"{len(runs)} runs into {args.out} in {time.monotonic() - started:.0f} s")
 
 

@@ -28,7 +28,7 @@ def tiny_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     if not _spark_available():
         pytest.skip("needs pyspark and Java")
     out = tmp_path_factory.mktemp("replay-real")
-    real_runs.run_all(out, ["tiny"], [1, 2])
+    real_runs.run_all(out, ["tiny"], [1, 2], warm_up=False)  # start-up dominates: ~1.5-2 min at load 10 on 2 cores
     return evaluate_replay.evaluate(out)
 
 
