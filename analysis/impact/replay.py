@@ -82,6 +82,9 @@ class Workload:
     executors: int  # the most executors alive at once (1 in local mode)
     cores: int  # task slots per executor
     memory_bytes: int | None  # allocated memory of one executor (the driver in local mode), None when unknown
+    # What an executor's first task took beyond its stage's median (a JVM warming up, PySpark's worker starting):
+    # paid once per executor, at the start, whatever the count (see _startup).
+    startup_ms: float = 0.0
 
     def stage(self, key: StageKey) -> StageWork | None:
         for group in self.groups:
@@ -110,15 +113,17 @@ class Workload:
 def simulate(workload: Workload, executors: int | None = None) -> float:
     """The replayed wall time (ms) of the whole run at ``executors`` (the run's own count when None)."""
     slots = max(1, (workload.executors if executors is None else max(1, executors)) * max(1, workload.cores))
-    return workload.driver_ms + sum(simulate_group(group, slots) for group in workload.groups)
+    return workload.driver_ms + sum(
+        simulate_group(group, slots, workload.startup_ms if i == 0 else 0.0) for i, group in enumerate(workload.groups)
+    )
 
 
-def simulate_group(group: JobGroup, slots: int) -> float:
-    """The replayed span (ms) of one job group on ``slots`` task slots."""
+def simulate_group(group: JobGroup, slots: int, startup_ms: float = 0.0) -> float:
+    """The replayed span (ms) of one job group on ``slots`` task slots, free from ``startup_ms`` on."""
     stages = {stage.key: stage for stage in group.stages}
     finish: dict[StageKey, float] = {}
     pending = set(stages)
-    free = [0.0] * slots  # a min-heap of the times the slots become free
+    free = [startup_ms] * slots  # a min-heap of the times the slots become free
     end = 0.0
     while pending:
         ready_at: list[tuple[float, StageKey]] = []
@@ -189,11 +194,16 @@ def build_workload(app: SparkApp, *, runtime_ms: float | None = None, memory_byt
     executors, cores = _executors_and_cores(app)
     spans = _job_spans(app)
     gaps = _stage_gaps(app, cores)
+    startup, first_tasks = _startup(app)
     groups = []
     for job_ids, start, end in _overlapping(spans):
         keys = sorted(key for key, stage in app.stages.items() if _group_job(stage, spans) in job_ids)
         members = [app.stages[key] for key in keys]
-        stages = tuple(_stage_work(stage, keys, gaps.get(stage.key, 0.0)) for stage in members if len(stage.tasks))
+        stages = tuple(
+            _stage_work(stage, keys, gaps.get(stage.key, 0.0), first_tasks.get(stage.key, {}), startup)
+            for stage in members
+            if len(stage.tasks)
+        )
         if stages:
             groups.append(JobGroup(job_ids=tuple(sorted(job_ids)), stages=stages, actual_ms=float(end - start)))
     driver = max(0.0, actual - sum(group.actual_ms for group in groups))
@@ -204,12 +214,51 @@ def build_workload(app: SparkApp, *, runtime_ms: float | None = None, memory_byt
         executors=executors,
         cores=cores,
         memory_bytes=memory_bytes,
+        startup_ms=startup,
     )
 
 
-def _stage_work(stage: StageAttempt, group_keys: Sequence[StageKey], gap_ms: float) -> StageWork:
+def _startup(app: SparkApp) -> tuple[float, dict[StageKey, dict[int, float]]]:
+    """The start-up an executor pays once: per executor, its first task's wall time beyond the median of its stage's
+    successful tasks; the median of that over executors. Returns it with, per stage attempt, the rows of first
+    tasks and what to take off each (its excess, at most the median: a first task that is also a hot partition
+    keeps the rest)."""
+    first: dict[int, tuple[int, StageKey, int]] = {}  # executor -> (launch, stage, row)
+    medians: dict[StageKey, float] = {}
+    for key, stage in app.stages.items():
+        tasks = stage.tasks
+        if not len(tasks):
+            continue
+        ok = tasks.status == TaskStatus.SUCCESS
+        medians[key] = float(np.median(tasks.duration_ms[ok])) if ok.any() else 0.0
+        for executor in np.unique(tasks.executor).tolist():
+            rows = np.flatnonzero(tasks.executor == executor)
+            row = int(rows[np.argmin(tasks.launch_ms[rows])])
+            launch = int(tasks.launch_ms[row])
+            if executor not in first or launch < first[executor][0]:
+                first[executor] = (launch, key, row)
+    excess = {
+        executor: max(0.0, float(app.stages[key].tasks.duration_ms[row]) - medians[key])
+        for executor, (_launch, key, row) in first.items()
+    }
+    if not excess:
+        return 0.0, {}
+    startup = float(np.median(list(excess.values())))
+    cuts: dict[StageKey, dict[int, float]] = {}
+    for executor, (_launch, key, row) in first.items():
+        cut = min(excess[executor], startup)
+        if cut > 0:
+            cuts.setdefault(key, {})[row] = cut
+    return startup, cuts
+
+
+def _stage_work(
+    stage: StageAttempt, group_keys: Sequence[StageKey], gap_ms: float, cuts: dict[int, float], startup: float
+) -> StageWork:
     tasks = stage.tasks
     task_ms = tasks.duration_ms.astype(np.float64)
+    for row, cut in cuts.items():
+        task_ms[row] = max(0.0, task_ms[row] - cut)
     order = np.lexsort((tasks.task_id, tasks.launch_ms))
     facts = TaskFacts(
         succeeded=tasks.status == TaskStatus.SUCCESS,
