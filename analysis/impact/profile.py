@@ -28,11 +28,12 @@ from __future__ import annotations
 
 from typing import Final
 
+from heuristics.config import PROFILES
 from heuristics.severity import Severity
 
-IMPACT: Final = "impact"
-DREL: Final = "drelephant"
-PROFILES: Final = (IMPACT, DREL)
+# The profiles' names are heuristics.config's (where the setting is read and checked).
+IMPACT: Final = PROFILES[0]
+DREL: Final = PROFILES[1]
 
 # Task failures that make the next run fail outright this likely (analysis.impact.fixes.failure_risk) are at least
 # Moderate, or Severe, whatever they cost this time: a retried failure is cheap until the retries run out.
