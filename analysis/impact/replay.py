@@ -57,6 +57,7 @@ class StageWork:
     order: npt.NDArray[np.intp]  # rows in the order the tasks were launched
     gap_ms: float = 0.0  # measured scheduling gap paid per task (see _stage_gaps)
     facts: TaskFacts | None = None  # None only in hand-built workloads (tests): such stages cannot be fixed
+    retried: bool = False  # some partition has several attempts (replayed one after the other)
 
     def with_task_ms(self, task_ms: Float64Array) -> StageWork:
         """The same stage with other task times (same rows; a removed task has time 0 and takes no slot)."""
@@ -148,21 +149,20 @@ def _run_stage(stage: StageWork, ready: float, free: list[float]) -> float:
     """
     rows = stage.order[stage.task_ms[stage.order] > 0]
     durations = (stage.task_ms[rows] + stage.gap_ms).tolist()
-    done = ready
     heapreplace = heapq.heapreplace
-    index = None if stage.facts is None else stage.facts.index[rows]
-    if index is None or np.unique(index).size == index.size:
+    if not stage.retried or stage.facts is None:
+        # The hot loop of every replay: kept to the fewest operations per task.
+        done = ready
         for duration in durations:
             start = free[0]
-            if start < ready:
-                start = ready
-            end = start + duration
+            end = (start if start > ready else ready) + duration
             heapreplace(free, end)
             if end > done:
                 done = end
         return done
+    done = ready
     previous: dict[int, float] = {}
-    for duration, partition in zip(durations, index.tolist(), strict=True):
+    for duration, partition in zip(durations, stage.facts.index[rows].tolist(), strict=True):
         start = max(free[0], ready, previous.get(partition, ready))
         end = start + duration
         heapreplace(free, end)
@@ -231,9 +231,9 @@ def _startup(app: SparkApp) -> tuple[float, dict[StageKey, dict[int, float]]]:
             continue
         ok = tasks.status == TaskStatus.SUCCESS
         medians[key] = float(np.median(tasks.duration_ms[ok])) if ok.any() else 0.0
-        for executor in np.unique(tasks.executor).tolist():
-            rows = np.flatnonzero(tasks.executor == executor)
-            row = int(rows[np.argmin(tasks.launch_ms[rows])])
+        order = np.lexsort((tasks.launch_ms, tasks.executor))  # by executor, then launch
+        executors, starts = np.unique(tasks.executor[order], return_index=True)
+        for executor, row in zip(executors.tolist(), order[starts].tolist(), strict=True):
             launch = int(tasks.launch_ms[row])
             if executor not in first or launch < first[executor][0]:
                 first[executor] = (launch, key, row)
@@ -273,7 +273,10 @@ def _stage_work(
         if (key[0] in stage.parent_ids and key[0] < stage.stage_id)
         or (key[0] == stage.stage_id and key[1] < stage.attempt_id)
     )
-    return StageWork(key=stage.key, parents=parents, task_ms=task_ms, order=order, gap_ms=gap_ms, facts=facts)
+    retried = bool(np.unique(facts.index).size < facts.index.size)
+    return StageWork(
+        key=stage.key, parents=parents, task_ms=task_ms, order=order, gap_ms=gap_ms, facts=facts, retried=retried
+    )
 
 
 def _stage_gaps(app: SparkApp, cores: int) -> dict[StageKey, float]:
