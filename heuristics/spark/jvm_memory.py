@@ -34,7 +34,8 @@ class JvmMemory(Heuristic["JvmMemory.Config"]):
 
     Differences from Dr. Elephant:
         Same thresholds (1.25, 1.5, 2, 3) and guard (2 GiB or less is not judged); tasks must also total at
-        least min_task_time_min, since heartbeat-sampled peaks of a short app are unreliable. Dr. Elephant needed
+        least min_task_time_min, since heartbeat-sampled peaks of a short app are unreliable (the drelephant
+        profile sets it to 0, as Dr. Elephant had no such guard). Dr. Elephant needed
         LinkedIn's patched History Server for the peak; Hindsight uses Spark's JVMHeapMemory executor metric
         and reports NONE with an explanation when the log has no executor metrics. In local mode the driver is
         the executor, so spark.driver.memory is compared.
