@@ -72,6 +72,21 @@ def format_percent(value: float) -> str:
     return f"{100 * value:.1f}%"
 
 
+# ---- settings (a value as a user types it in a configuration) ------------------------------------------------
+
+
+def setting_size(size: float) -> str:
+    """Bytes as Spark's size settings are typed: "6g" for a whole number of GiB, else whole MiB rounded up
+    ("4608m"); never below "1m"."""
+    mebibytes = max(1, math.ceil(size / MIB))
+    return f"{mebibytes // 1024}g" if mebibytes % 1024 == 0 else f"{mebibytes}m"
+
+
+def setting_mebibytes(size: float) -> str:
+    """Bytes as Hadoop's ``*.memory.mb`` and ``io.sort.mb`` are typed: whole MiB, rounded up ("2560")."""
+    return str(max(1, math.ceil(size / MIB)))
+
+
 # ---- pages (template filters) ---------------------------------------------------------------------------------
 
 
