@@ -9,6 +9,9 @@ The families differ on purpose, and each keeps the form its readers have always 
   :data:`MISSING` (an em dash). Any number or numeric string is accepted (a stored JSON value, a database
   column), a bool or an infinity is missing. Sizes have one decimal, seconds keep their ".0" so a column of
   durations lines up, and a percent has a space before "%".
+- **Settings** (``setting_*``): a value a finding's change tells the user to set, as it is typed in a
+  configuration ("6g", "4608m", "2560"): sizes are rounded up, never down, so a suggestion is never below what
+  it was computed from.
 - **Terminal** (``terminal_*``): the text verdict of ``manage.py analyze`` and the commands' summaries. Missing is
   "unknown"; durations stay in seconds up to two minutes; "GB-h" is plain ASCII.
 """

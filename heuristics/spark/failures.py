@@ -63,7 +63,8 @@ def failure_changes(app: SparkApp, stage_keys: Iterable[tuple[int, int]]) -> lis
         return []
     kind, count = counts.most_common(1)[0]
     stage_id, attempt = by_stage[kind].most_common(1)[0][0]
-    first_line = next((line.strip() for line in example[kind].splitlines() if line.strip()), "")[:200]
+    lines = [line.strip() for line in example[kind].splitlines() if line.strip()]
+    first_line = next((line for line in reversed(lines) if line.startswith(kind)), lines[0] if lines else "")[:200]
     total = sum(counts.values())
     where = f"stage {stage_id}" + (f".{attempt}" if attempt else "")
     return [Change(f"fix the failure in {where}", kind, f"{count} of {total} failures: {first_line}")]

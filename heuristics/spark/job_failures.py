@@ -94,7 +94,9 @@ class JobFailures(Heuristic["JobFailures.Config"]):
             details.append((f"Job {job.job_id} failed", reason))
         flagged_ids = {f[1] for f in flagged if f[0] >= Severity.MODERATE} | {j.job_id for j in failed_jobs}
         stage_ids = {s for j in finished if j.job_id in flagged_ids for s in j.stage_ids}
-        changes = failure_changes(app, [key for key in app.stages if key[0] in stage_ids])
+        involved_ids = {f[1] for f in flagged} | {j.job_id for j in failed_jobs}
+        involved_stages = {s for j in finished if j.job_id in involved_ids for s in j.stage_ids}
+        changes = failure_changes(app, [key for key in app.stages if key[0] in involved_stages])
         for job in failed_jobs:
             attempts = ATTEMPTS_USED.search(job.failure_reason or "")
             if attempts and TRANSIENT.search((job.failure_reason or "")[attempts.end() : attempts.end() + 2000]):
