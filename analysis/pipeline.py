@@ -23,6 +23,10 @@ import numpy as np
 import heuristics
 from analysis import jobinfo, summaries
 from analysis.failure import Failure, mapreduce_failure, spark_failure
+from analysis.impact import Assessment, Impact, assess
+from analysis.impact.headline import Candidate, HeadlineItem, headline
+from analysis.impact.profile import IMPACT, final_severity
+from analysis.impact.whatif import WhatIf
 from analysis.metrics import AppMetrics, compute_metrics
 from analysis.metrics_mapreduce import MapReduceMetrics, compute_mapreduce_metrics
 from appmodel import SparkApp
@@ -122,6 +126,11 @@ class Finding:
     thresholds: dict[str, Any]  # the heuristic's own config as applied: its shape is the heuristic's
     stages: tuple[tuple[int, int], ...]  # stage attempts involved
     executors: tuple[str, ...]
+    # What fixing it would save (analysis.impact); None when its cost cannot be estimated.
+    impact: Impact | None = None
+    # The heuristic's own severity before the severity profile bounded it by cost (docs/IMPACT.md).
+    rule_severity: int | None = None
+    changes: tuple[heuristics.Change, ...] = ()  # what to change, with values computed from the app
 
     @property
     def severity_name(self) -> str:
@@ -142,6 +151,8 @@ class Finding:
             thresholds=json_safe(result.thresholds),
             stages=tuple((int(stage_id), int(attempt)) for stage_id, attempt in result.stages),
             executors=tuple(str(e) for e in result.executors),
+            rule_severity=int(result.severity),
+            changes=tuple(c for c in getattr(result, "changes", ()) if isinstance(c, heuristics.Change)),
         )
 
     def to_json_dict(self) -> dict[str, Any]:
@@ -157,6 +168,9 @@ class Finding:
             "executors": list(self.executors),
             "observed": self.observed,
             "thresholds": self.thresholds,
+            "rule_severity": severity_name(self.severity if self.rule_severity is None else self.rule_severity),
+            "impact": None if self.impact is None else self.impact.to_dict(),
+            "changes": [change.to_dict() for change in self.changes],
         }
 
 
@@ -194,6 +208,11 @@ class AnalysisReport:
     executor_anomaly: dict[str, Any] = field(default_factory=dict)
     # Why the app (or a job of it) failed (analysis.failure); None when nothing failed.
     failure: Failure | None = None
+    # The findings that cost the most, with their changes (analysis.impact.headline); empty: nothing worth changing.
+    headline: tuple[HeadlineItem, ...] = ()
+    # Runtime at other executor counts, critical path, ideal count (analysis.impact.whatif); None when unknown.
+    what_if: WhatIf | None = None
+    severity_profile: str = IMPACT
 
     @property
     def severity_name(self) -> str:
@@ -225,6 +244,9 @@ class AnalysisReport:
             "heuristics": [f.to_json_dict() for f in self.findings],
             "stages": [{key: json_safe(getattr(row, key, None)) for key in STAGE_JSON_KEYS} for row in self.stages],
             "failure": None if self.failure is None else self.failure.to_dict(),
+            "headline": [item.to_dict(SEVERITY_NAMES) for item in self.headline],
+            "what_if": None if self.what_if is None else self.what_if.to_dict(),
+            "severity_profile": self.severity_profile,
             "warnings": list(self.warnings),
             "parse_stats": self.parse_stats,  # what the reader skipped: malformed lines, unknown events and keys
         }
@@ -266,7 +288,12 @@ def analyze(
     no_results: list[heuristics.HeuristicResult] = []
     results = attempt("heuristics", lambda: suite.evaluate(app), no_results)
     kept = _first_per_code(results, warnings)
-    findings = tuple(finding for _result, finding in kept)
+    no_assessment = Assessment()
+    assessment = attempt("impact", lambda: assess(app, [result for result, _finding in kept], metrics), no_assessment)
+    warnings.extend(assessment.notes)
+    profile = str(getattr(suite, "profile", IMPACT))
+    findings = _costed(kept, assessment, profile)
+    runtime = metrics.runtime_ms if metrics is not None else None
     stage_rows: tuple[summaries.StageRow, ...] = attempt(
         "stage summaries", lambda: tuple(summaries.stage_rows(app)), ()
     )
@@ -300,8 +327,8 @@ def analyze(
         status=str(app.status),
         partial=app.partial,
         queue=app.environment.spark_properties.get("spark.yarn.queue", ""),
-        severity=int(heuristics.app_severity(result for result, _finding in kept)),
-        score=int(heuristics.app_score(result for result, _finding in kept)),
+        severity=max((f.severity for f in findings), default=0),
+        score=_score(assessment.combined),
         metrics=metrics,
         findings=findings,
         stages=stage_rows,
@@ -315,6 +342,9 @@ def analyze(
         host_tasks=host_tasks,
         executor_anomaly=executor_input,
         failure=failure,
+        headline=headline([_candidate(f) for f in findings], runtime),
+        what_if=assessment.what_if,
+        severity_profile=profile,
     )
 
 
@@ -350,6 +380,8 @@ def _analyze_mapreduce(
     no_results: list[heuristics.HeuristicResult] = []
     results = attempt("heuristics", lambda: suite.evaluate(app), no_results)
     kept = _first_per_code(results, warnings)
+    profile = str(getattr(suite, "profile", IMPACT))
+    findings = _costed(kept, Assessment(), profile)
     stage_rows: tuple[summaries.StageRow, ...] = attempt(
         "phase summaries", lambda: tuple(summaries.mapreduce_phase_rows(app)), ()
     )
@@ -382,10 +414,10 @@ def _analyze_mapreduce(
         status=str(app.status),
         partial=app.partial,
         queue=app.queue or app.conf.get("mapreduce.job.queuename", ""),
-        severity=int(heuristics.app_severity(result for result, _finding in kept)),
-        score=int(heuristics.app_score(result for result, _finding in kept)),
+        severity=max((f.severity for f in findings), default=0),
+        score=0,
         metrics=metrics,
-        findings=tuple(finding for _result, finding in kept),
+        findings=findings,
         stages=stage_rows,
         executors=(),
         warnings=tuple(dict.fromkeys(warnings)),
@@ -396,6 +428,43 @@ def _analyze_mapreduce(
         stage_signature=signature,
         host_tasks=host_tasks,
         failure=failure,
+    )
+
+
+def _costed(
+    kept: Sequence[tuple[heuristics.HeuristicResult, Finding]], assessment: Assessment, profile: str
+) -> tuple[Finding, ...]:
+    """The findings with their impact, their severity bounded by cost under ``profile`` and their cost score."""
+    findings = []
+    for _result, finding in kept:
+        impact = assessment.impacts.get(finding.code)
+        rule = finding.rule_severity if finding.rule_severity is not None else finding.severity
+        severity = final_severity(
+            finding.code, heuristics.Severity(rule), None if impact is None else impact.cost_share, profile
+        )
+        findings.append(
+            dataclasses.replace(
+                finding,
+                impact=impact,
+                severity=int(severity),
+                score=_score(impact) if severity > heuristics.Severity.NONE else 0,
+                advice=finding.advice if severity > heuristics.Severity.NONE else "",
+                changes=finding.changes if severity > heuristics.Severity.NONE else (),
+            )
+        )
+    return tuple(findings)
+
+
+def _score(impact: Impact | None) -> int:
+    """The cost score: GB-seconds of memory held for the time lost, or wasted (docs/IMPACT.md)."""
+    if impact is None or impact.gb_hours is None:
+        return 0
+    return round(impact.gb_hours * 3600)
+
+
+def _candidate(finding: Finding) -> Candidate:
+    return Candidate(
+        code=finding.code, name=finding.name, severity=finding.severity, impact=finding.impact, changes=finding.changes
     )
 
 

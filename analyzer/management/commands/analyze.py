@@ -30,7 +30,8 @@ from django.db import DatabaseError
 
 import heuristics
 from analysis import jobinfo
-from analysis.pipeline import AnalysisReport, HeuristicSuite, analyze
+from analysis.impact.whatif import WhatIf
+from analysis.pipeline import AnalysisReport, HeuristicSuite, analyze, severity_name
 from appmodel.formatting import terminal_duration, terminal_gb_hours
 from appmodel.mapreduce import MapReduceApp
 from appmodel.redaction import Redactor
@@ -62,6 +63,16 @@ def printable(text: object) -> str:
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}" for c in value)
 
 
+def _what_if_line(what: WhatIf) -> str:
+    own = what.own_executors
+    at = ", ".join(f"{n}: {terminal_duration(round(ms))}" for n, ms in sorted(what.runtime_ms_at.items()) if n != own)
+    error = "" if what.replay_error is None else f", replay error {what.replay_error:+.1%}"
+    return (
+        f"{own} executor(s) x {what.cores} cores ran {terminal_duration(round(what.actual_ms))}; at {at}; "
+        f"ideal {what.ideal_executors}, critical path {terminal_duration(round(what.critical_path_ms))}{error}"
+    )
+
+
 def render_text(report: AnalysisReport, stored: str) -> str:
     """A readable verdict: identity, severity and score, findings at MODERATE and above with advice."""
     metrics = report.metrics
@@ -87,15 +98,25 @@ def render_text(report: AnalysisReport, stored: str) -> str:
                 else ""
             )
         )
-    lines.append(f"  verdict: {report.severity_name}, score {report.score}")
-    shown = report.findings_at_least(_SHOWN_FROM)
-    for finding in shown:
-        heading = f"{printable(finding.name)} [{printable(finding.code)}], score {finding.score}"
+    lines.append(f"  verdict: {report.severity_name}, cost score {report.score} GB·s")
+    for item in report.headline:
+        lines.append(f"    {severity_name(item.severity):<9} {printable(item.summary)} [{printable(item.code)}]")
+        lines.extend(
+            f"              change {printable(c.property)} = {printable(c.value)}: {printable(c.reason)}"
+            for c in item.changes
+        )
+    led = {item.code for item in report.headline}
+    for finding in report.findings_at_least(_SHOWN_FROM):
+        if finding.code in led:
+            continue
+        heading = f"{printable(finding.name)} [{printable(finding.code)}], cost score {finding.score} GB·s"
         lines.append(f"    {finding.severity_name:<9} {heading}")
         if finding.advice:
             lines.append(f"              {printable(finding.advice)}")
-    if not shown:
-        lines.append("    no finding at MODERATE or above")
+    if not report.headline:
+        lines.append("    nothing worth changing: no finding at MODERATE or above and none that cost 5% of the run")
+    if report.what_if is not None:
+        lines.append(f"  what-if: {_what_if_line(report.what_if)}")
     lines.extend(f"  warning: {printable(warning)}" for warning in report.warnings)
     lines.append(f"  {stored}")
     return "\n".join(lines)

@@ -1,0 +1,316 @@
+"""The app's tasks as a scheduling workload, and a Sparklens-style replay of it on N executors (pure).
+
+A :class:`Workload` is what the replay needs from one run: its job groups (jobs that ran at the same time), each
+group's stage attempts with their parents and the wall time of every task attempt, the driver's time outside
+every group, and the run's executors and cores. :func:`simulate` replays it on any number of executors; the
+impact of a finding is the replay of the workload with that problem removed (``analysis.impact.fixes``), and the
+what-if curve is the replay at other executor counts (``analysis.impact.whatif``). docs/IMPACT.md says why the
+model differs from Sparklens' where it does.
+
+Scheduling within a group: the stage whose parents have all been scheduled and that is ready earliest (ties: the
+lowest stage id, as Sparklens) goes next; its task attempts, in the order they were launched, each take the
+earliest free slot of ``executors x cores``, starting no earlier than the stage is ready. Each task costs its
+wall time (launch to finish) plus the stage's measured per-task scheduling gap (:func:`_stage_gaps`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from appmodel.conf import local_cores
+from appmodel.spark import SparkApp, StageAttempt, StageStatus
+
+Float64Array = npt.NDArray[np.float64]
+StageKey = tuple[int, int]
+
+# A slot's wait between two tasks of one stage longer than this is idleness (nothing left to run), not the
+# driver's scheduling round trip.
+_MAX_GAP_MS: Final = 1_000.0
+
+
+@dataclass(frozen=True, slots=True)
+class StageWork:
+    """One stage attempt as the replay sees it."""
+
+    key: StageKey  # (stage id, attempt id)
+    parents: tuple[StageKey, ...]  # stage attempts of the same group that must finish first
+    task_ms: Float64Array  # wall time of every task attempt, in the app model's row order
+    order: npt.NDArray[np.intp]  # rows in the order the tasks were launched
+    gap_ms: float = 0.0  # measured scheduling gap paid per task (see _stage_gaps)
+
+    def with_task_ms(self, task_ms: Float64Array, gap_ms: float | None = None) -> StageWork:
+        """The same stage with other task times (same rows; a removed task has time 0 and takes no slot)."""
+        return replace(self, task_ms=task_ms, gap_ms=self.gap_ms if gap_ms is None else gap_ms)
+
+
+@dataclass(frozen=True, slots=True)
+class JobGroup:
+    """Jobs whose run spans overlapped, with all their stage attempts; they share the slots."""
+
+    job_ids: tuple[int, ...]
+    stages: tuple[StageWork, ...]  # sorted by key
+    actual_ms: float  # the group's span in the real run
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """What the replay needs from one run."""
+
+    groups: tuple[JobGroup, ...]
+    driver_ms: float  # the run's wall time outside every group: start-up, driver-side work, gaps between jobs
+    actual_ms: float  # the run's wall time
+    executors: int  # the most executors alive at once (1 in local mode)
+    cores: int  # task slots per executor
+    memory_bytes: int | None  # allocated memory of one executor (the driver in local mode), None when unknown
+
+    def stage(self, key: StageKey) -> StageWork | None:
+        for group in self.groups:
+            for stage in group.stages:
+                if stage.key == key:
+                    return stage
+        return None
+
+    def with_stages(self, changed: Mapping[StageKey, StageWork]) -> Workload:
+        """The workload with some stages replaced (by key); the others are shared, not copied."""
+        if not changed:
+            return self
+        groups = tuple(
+            replace(group, stages=tuple(changed.get(stage.key, stage) for stage in group.stages))
+            if any(stage.key in changed for stage in group.stages)
+            else group
+            for group in self.groups
+        )
+        return replace(self, groups=groups)
+
+    @property
+    def num_tasks(self) -> int:
+        return sum(len(stage.task_ms) for group in self.groups for stage in group.stages)
+
+
+def simulate(workload: Workload, executors: int | None = None) -> float:
+    """The replayed wall time (ms) of the whole run at ``executors`` (the run's own count when None)."""
+    slots = max(1, (workload.executors if executors is None else max(1, executors)) * max(1, workload.cores))
+    return workload.driver_ms + sum(simulate_group(group, slots) for group in workload.groups)
+
+
+def simulate_group(group: JobGroup, slots: int) -> float:
+    """The replayed span (ms) of one job group on ``slots`` task slots."""
+    stages = {stage.key: stage for stage in group.stages}
+    finish: dict[StageKey, float] = {}
+    pending = set(stages)
+    free = [0.0] * slots  # a min-heap of the times the slots become free
+    end = 0.0
+    while pending:
+        ready_at: list[tuple[float, StageKey]] = []
+        for key in pending:
+            parents = [p for p in stages[key].parents if p in stages]
+            if all(p in finish for p in parents):
+                ready_at.append((max((finish[p] for p in parents), default=0.0), key))
+        if not ready_at:  # a cycle (bad data): run what is left in key order, as if its parents were done
+            ready_at = [(end, key) for key in sorted(pending)]
+        ready, key = min(ready_at)
+        pending.discard(key)
+        finish[key] = done = _run_stage(stages[key], ready, free)
+        end = max(end, done)
+    return end
+
+
+def _run_stage(stage: StageWork, ready: float, free: list[float]) -> float:
+    """Put the stage's tasks, in launch order, on the earliest free slots; the stage's finish time."""
+    durations = stage.task_ms[stage.order]
+    durations = durations[durations > 0] + stage.gap_ms
+    done = ready
+    heapreplace = heapq.heapreplace
+    for duration in durations.tolist():
+        start = free[0]
+        if start < ready:
+            start = ready
+        end = start + duration
+        heapreplace(free, end)
+        if end > done:
+            done = end
+    return done
+
+
+def critical_path_ms(workload: Workload) -> float:
+    """The runtime with unlimited executors: driver time plus, per group, the longest chain of stages where each
+    stage costs its longest task (Sparklens' critical path)."""
+    total = workload.driver_ms
+    for group in workload.groups:
+        stages = {stage.key: stage for stage in group.stages}
+        longest: dict[StageKey, float] = {}
+        for key in sorted(stages):  # parents have lower stage ids (Spark creates them first)
+            stage = stages[key]
+            own = float(stage.task_ms.max(initial=0.0)) + (stage.gap_ms if len(stage.task_ms) else 0.0)
+            longest[key] = own + max((longest.get(p, 0.0) for p in stage.parents if p in stages), default=0.0)
+        total += max(longest.values(), default=0.0)
+    return total
+
+
+def build_workload(app: SparkApp, *, runtime_ms: float | None = None, memory_bytes: int | None = None) -> Workload:
+    """The run's workload from its app model; ``runtime_ms`` (the metrics' runtime, when known) is the wall time
+    the replay must reproduce, else the app's start to end."""
+    actual = float(runtime_ms if runtime_ms is not None else (app.duration_ms or 0))
+    executors, cores = _executors_and_cores(app)
+    spans = _job_spans(app)
+    gaps = _stage_gaps(app, cores)
+    groups = []
+    for job_ids, start, end in _overlapping(spans):
+        keys = sorted(key for key, stage in app.stages.items() if _group_job(stage, spans) in job_ids)
+        members = [app.stages[key] for key in keys]
+        stages = tuple(_stage_work(stage, keys, gaps.get(stage.key, 0.0)) for stage in members if len(stage.tasks))
+        if stages:
+            groups.append(JobGroup(job_ids=tuple(sorted(job_ids)), stages=stages, actual_ms=float(end - start)))
+    driver = max(0.0, actual - sum(group.actual_ms for group in groups))
+    return Workload(
+        groups=tuple(groups),
+        driver_ms=driver,
+        actual_ms=actual,
+        executors=executors,
+        cores=cores,
+        memory_bytes=memory_bytes,
+    )
+
+
+def _stage_work(stage: StageAttempt, group_keys: Sequence[StageKey], gap_ms: float) -> StageWork:
+    tasks = stage.tasks
+    task_ms = tasks.duration_ms.astype(np.float64)
+    order = np.lexsort((tasks.task_id, tasks.launch_ms))
+    parents = tuple(
+        key
+        for key in group_keys
+        if (key[0] in stage.parent_ids and key[0] < stage.stage_id)
+        or (key[0] == stage.stage_id and key[1] < stage.attempt_id)
+    )
+    return StageWork(key=stage.key, parents=parents, task_ms=task_ms, order=order, gap_ms=gap_ms)
+
+
+def _stage_gaps(app: SparkApp, cores: int) -> dict[StageKey, float]:
+    """Per stage attempt, the median time a slot waited between one of the stage's tasks finishing and the next
+    one launching on it: the driver's round trip, which task wall times do not show and many small tasks pay
+    many times. Slots are rebuilt per executor from launch and finish times (a task takes the slot freed
+    earliest); a wait longer than _MAX_GAP_MS is idleness, not scheduling, and is not counted."""
+    rows: list[tuple[int, int, int, int]] = []  # (executor, launch, finish, stage index)
+    keys = sorted(app.stages)
+    for index, key in enumerate(keys):
+        tasks = app.stages[key].tasks
+        ok = (tasks.launch_ms > 0) & (tasks.finish_ms >= tasks.launch_ms)
+        rows.extend(
+            zip(
+                tasks.executor[ok].tolist(),
+                tasks.launch_ms[ok].tolist(),
+                tasks.finish_ms[ok].tolist(),
+                [index] * int(ok.sum()),
+                strict=True,
+            )
+        )
+    rows.sort()
+    gaps: dict[int, list[float]] = {}
+    current = None
+    slots: list[tuple[float, int]] = []
+    for executor, launch, finish, stage in rows:
+        if executor != current:
+            current, slots = executor, [(-math.inf, -1)] * max(1, cores)
+        free, previous = slots[0]
+        if previous == stage and 0 <= launch - free <= _MAX_GAP_MS:
+            gaps.setdefault(stage, []).append(launch - free)
+        heapq.heapreplace(slots, (float(max(finish, free)), stage))
+    return {keys[index]: float(np.median(values)) for index, values in gaps.items()}
+
+
+def _executors_and_cores(app: SparkApp) -> tuple[int, int]:
+    """The most executors alive at once and the task slots of each (local mode: the driver alone)."""
+    conf = app.environment.spark_properties
+    if app.is_local or not [e for e in app.executors.values() if not e.is_driver]:
+        driver = app.executors.get("driver")
+        cores = (driver.cores if driver else 0) or local_cores(app.master) or _observed_concurrency(app)
+        return 1, max(1, cores)
+    executors = [e for e in app.executors.values() if not e.is_driver]
+    events: list[tuple[float, int]] = []
+    for e in executors:
+        events.append((float(e.added_ms if e.added_ms is not None else -math.inf), 1))
+        events.append((float(e.removed_ms if e.removed_ms is not None else math.inf), -1))
+    alive = most = 0
+    for _time, step in sorted(events, key=lambda item: (item[0], item[1])):
+        alive += step
+        most = max(most, alive)
+    logged = Counter(e.cores for e in executors if e.cores > 0)
+    try:
+        configured = int(conf.get("spark.executor.cores", "0"))
+    except ValueError:
+        configured = 0
+    cores = logged.most_common(1)[0][0] if logged else configured
+    return max(1, most), max(1, cores or 1)
+
+
+def _observed_concurrency(app: SparkApp) -> int:
+    """The most task attempts that ran at once (local[*] logs do not say how many cores the machine had)."""
+    starts = [s.tasks.launch_ms for s in app.stages.values() if len(s.tasks)]
+    ends = [s.tasks.finish_ms for s in app.stages.values() if len(s.tasks)]
+    if not starts:
+        return 1
+    launch = np.concatenate(starts)
+    finish = np.concatenate(ends)
+    keep = finish > launch
+    times = np.concatenate([launch[keep], finish[keep]])
+    steps = np.concatenate([np.ones(int(keep.sum())), -np.ones(int(keep.sum()))])
+    order = np.lexsort((steps, times))  # ends before starts at the same ms
+    return max(1, int(np.cumsum(steps[order]).max(initial=1)))
+
+
+def _job_spans(app: SparkApp) -> dict[int, tuple[int, int]]:
+    """Each job's run span; a stage attempt that belongs to no job gets a pseudo job of its own (negative id)."""
+    spans: dict[int, tuple[int, int]] = {}
+    for job in app.jobs.values():
+        times = _stage_times(app, job.stage_ids)
+        start = job.submission_ms if job.submission_ms is not None else (min(times) if times else None)
+        end = job.completion_ms if job.completion_ms is not None else (max(times) if times else None)
+        if start is not None and end is not None and end >= start:
+            spans[job.job_id] = (start, end)
+    for stage in app.stages.values():
+        if stage.status is StageStatus.SKIPPED or not len(stage.tasks):
+            continue
+        if not any(job_id in spans for job_id in stage.job_ids):
+            times = _stage_times(app, (stage.stage_id,))
+            if times:
+                spans[-1 - stage.stage_id] = (min(times), max(times))
+    return spans
+
+
+def _stage_times(app: SparkApp, stage_ids: Sequence[int]) -> list[int]:
+    times: list[int] = []
+    wanted = set(stage_ids)
+    for (stage_id, _attempt), stage in app.stages.items():
+        if stage_id not in wanted or not len(stage.tasks):
+            continue
+        launched = stage.tasks.launch_ms[stage.tasks.launch_ms > 0]
+        finished = stage.tasks.finish_ms[stage.tasks.finish_ms > 0]
+        times.extend(int(t) for t in (launched.min(initial=2**62), finished.max(initial=0)) if 0 < t < 2**62)
+        times.extend(t for t in (stage.submission_ms, stage.completion_ms) if t is not None)
+    return times
+
+
+def _group_job(stage: StageAttempt, spans: Mapping[int, tuple[int, int]]) -> int:
+    """The job a stage attempt is replayed with: its first job that has a span, else its pseudo job."""
+    return next((job_id for job_id in sorted(stage.job_ids) if job_id in spans), -1 - stage.stage_id)
+
+
+def _overlapping(spans: Mapping[int, tuple[int, int]]) -> list[tuple[set[int], int, int]]:
+    """Jobs grouped by overlapping spans: (job ids, start, end) in time order."""
+    groups: list[tuple[set[int], int, int]] = []
+    for job_id, (start, end) in sorted(spans.items(), key=lambda item: item[1]):
+        if groups and start < groups[-1][2]:
+            ids, first, last = groups[-1]
+            ids.add(job_id)
+            groups[-1] = (ids, first, max(last, end))
+        else:
+            groups.append(({job_id}, start, end))
+    return groups
