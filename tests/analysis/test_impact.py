@@ -411,3 +411,19 @@ def test_task_failures_that_make_the_next_run_likely_to_fail_are_at_least_modera
     assert final_severity("spark.stage_failures", Severity.LOW, 0.01, IMPACT, 0.02) == Severity.LOW
     assert final_severity("spark.stage_failures", Severity.LOW, 0.01, IMPACT, 0.6) == Severity.SEVERE
     assert final_severity("spark.stage_failures", Severity.LOW, 0.01, DREL, 0.6) == Severity.LOW
+
+
+def test_idle_executors_get_the_executor_count_from_the_what_if_curve() -> None:
+    class IdleSuite:
+        profile = IMPACT
+
+        def evaluate(self, app: Any) -> list[HeuristicResult]:
+            return [result("spark.idle_cores", Severity.MODERATE)]
+
+    app = ran([StageSpec([60_000.0] * 8)], executors=16, cores=1)
+    record = analyze(app, IdleSuite()).to_json_dict()
+    finding = record["heuristics"][0]
+    change = next(c for c in finding["changes"] if c["property"] == "spark.executor.instances")
+    ideal = record["what_if"]["ideal_executors"]
+    assert change["value"] == str(ideal)
+    assert ideal == 8  # eight one-minute tasks: eight one-core executors run them in one wave
