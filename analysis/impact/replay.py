@@ -122,22 +122,34 @@ def simulate(workload: Workload, executors: int | None = None) -> float:
 def simulate_group(group: JobGroup, slots: int, startup_ms: float = 0.0) -> float:
     """The replayed span (ms) of one job group on ``slots`` task slots, free from ``startup_ms`` on."""
     stages = {stage.key: stage for stage in group.stages}
-    finish: dict[StageKey, float] = {}
-    pending = set(stages)
+    waiting: dict[StageKey, int] = {}  # stage -> parents in the group not yet run
+    children: dict[StageKey, list[StageKey]] = {}
+    for key, stage in stages.items():
+        parents = {p for p in stage.parents if p in stages}
+        waiting[key] = len(parents)
+        for parent in parents:
+            children.setdefault(parent, []).append(key)
+    ready_at: dict[StageKey, float] = dict.fromkeys(stages, 0.0)
+    runnable = [(0.0, key) for key, count in waiting.items() if count == 0]
+    heapq.heapify(runnable)
     free = [startup_ms] * slots  # a min-heap of the times the slots become free
     end = 0.0
-    while pending:
-        ready_at: list[tuple[float, StageKey]] = []
-        for key in pending:
-            parents = [p for p in stages[key].parents if p in stages]
-            if all(p in finish for p in parents):
-                ready_at.append((max((finish[p] for p in parents), default=0.0), key))
-        if not ready_at:  # a cycle (bad data): run what is left in key order, as if its parents were done
-            ready_at = [(end, key) for key in sorted(pending)]
-        ready, key = min(ready_at)
-        pending.discard(key)
-        finish[key] = done = _run_stage(stages[key], ready, free)
-        end = max(end, done)
+    done = 0
+    while done < len(stages):
+        if not runnable:  # a cycle (bad data): run what is left in key order, as if its parents were done
+            runnable = [(end, key) for key, count in sorted(waiting.items()) if count > 0]
+            heapq.heapify(runnable)
+            for _ready, key in runnable:
+                waiting[key] = 0
+        ready, key = heapq.heappop(runnable)
+        finish = _run_stage(stages[key], ready, free)
+        end = max(end, finish)
+        done += 1
+        for child in children.get(key, ()):
+            ready_at[child] = max(ready_at[child], finish)
+            waiting[child] -= 1
+            if waiting[child] == 0:
+                heapq.heappush(runnable, (ready_at[child], child))
     return end
 
 
@@ -196,13 +208,22 @@ def build_workload(app: SparkApp, *, runtime_ms: float | None = None, memory_byt
     gaps = _stage_gaps(app, cores)
     startup, first_tasks = _startup(app)
     groups = []
-    for job_ids, start, end in _overlapping(spans):
-        keys = sorted(key for key, stage in app.stages.items() if _group_job(stage, spans) in job_ids)
-        members = [app.stages[key] for key in keys]
+    grouped = _overlapping(spans)
+    group_of_job = {job_id: min(job_ids) for job_ids, _start, _end in grouped for job_id in job_ids}
+    members_by_job_group: dict[int, list[StageKey]] = {}
+    for key, stage in app.stages.items():
+        group = group_of_job.get(_group_job(stage, spans))
+        if group is not None:
+            members_by_job_group.setdefault(group, []).append(key)
+    for job_ids, start, end in grouped:
+        keys = sorted(key for key in members_by_job_group.get(min(job_ids), ()))
+        attempts: dict[int, list[StageKey]] = {}
+        for key in keys:
+            attempts.setdefault(key[0], []).append(key)
         stages = tuple(
-            _stage_work(stage, keys, gaps.get(stage.key, 0.0), first_tasks.get(stage.key, {}), startup)
-            for stage in members
-            if len(stage.tasks)
+            _stage_work(app.stages[key], attempts, gaps.get(key, 0.0), first_tasks.get(key, {}))
+            for key in keys
+            if len(app.stages[key].tasks)
         )
         if stages:
             groups.append(JobGroup(job_ids=tuple(sorted(job_ids)), stages=stages, actual_ms=float(end - start)))
@@ -253,25 +274,25 @@ def _startup(app: SparkApp) -> tuple[float, dict[StageKey, dict[int, float]]]:
 
 
 def _stage_work(
-    stage: StageAttempt, group_keys: Sequence[StageKey], gap_ms: float, cuts: dict[int, float], startup: float
+    stage: StageAttempt, attempts_by_stage: Mapping[int, Sequence[StageKey]], gap_ms: float, cuts: dict[int, float]
 ) -> StageWork:
     tasks = stage.tasks
     task_ms = tasks.duration_ms.astype(np.float64)
     for row, cut in cuts.items():
         task_ms[row] = max(0.0, task_ms[row] - cut)
     order = np.lexsort((tasks.task_id, tasks.launch_ms))
+    # Parents: every attempt (in the group) of each parent stage, which Spark numbers lower than its children;
+    # and the attempts of the same stage before this one.
+    parents = tuple(
+        [key for pid in sorted(set(stage.parent_ids)) if pid < stage.stage_id for key in attempts_by_stage.get(pid, ())]
+        + [key for key in attempts_by_stage.get(stage.stage_id, ()) if key[1] < stage.attempt_id]
+    )
     facts = TaskFacts(
         succeeded=tasks.status == TaskStatus.SUCCESS,
         index=tasks.index.astype(np.int64),
         run_ms=tasks.executor_run_time_ms.astype(np.float64),
         gc_ms=tasks.jvm_gc_time_ms.astype(np.float64),
         spill_bytes=tasks.disk_bytes_spilled.astype(np.float64),
-    )
-    parents = tuple(
-        key
-        for key in group_keys
-        if (key[0] in stage.parent_ids and key[0] < stage.stage_id)
-        or (key[0] == stage.stage_id and key[1] < stage.attempt_id)
     )
     retried = bool(np.unique(facts.index).size < facts.index.size)
     return StageWork(
@@ -354,34 +375,40 @@ def _observed_concurrency(app: SparkApp) -> int:
 
 def _job_spans(app: SparkApp) -> dict[int, tuple[int, int]]:
     """Each job's run span; a stage attempt that belongs to no job gets a pseudo job of its own (negative id)."""
+    bounds = _stage_bounds(app)
     spans: dict[int, tuple[int, int]] = {}
     for job in app.jobs.values():
-        times = _stage_times(app, job.stage_ids)
-        start = job.submission_ms if job.submission_ms is not None else (min(times) if times else None)
-        end = job.completion_ms if job.completion_ms is not None else (max(times) if times else None)
+        known = [bounds[s] for s in job.stage_ids if s in bounds]
+        start = job.submission_ms if job.submission_ms is not None else min((b[0] for b in known), default=None)
+        end = job.completion_ms if job.completion_ms is not None else max((b[1] for b in known), default=None)
         if start is not None and end is not None and end >= start:
             spans[job.job_id] = (start, end)
     for stage in app.stages.values():
         if stage.status is StageStatus.SKIPPED or not len(stage.tasks):
             continue
-        if not any(job_id in spans for job_id in stage.job_ids):
-            times = _stage_times(app, (stage.stage_id,))
-            if times:
-                spans[-1 - stage.stage_id] = (min(times), max(times))
+        if not any(job_id in spans for job_id in stage.job_ids) and stage.stage_id in bounds:
+            spans[-1 - stage.stage_id] = bounds[stage.stage_id]
     return spans
 
 
-def _stage_times(app: SparkApp, stage_ids: Sequence[int]) -> list[int]:
-    times: list[int] = []
-    wanted = set(stage_ids)
+def _stage_bounds(app: SparkApp) -> dict[int, tuple[int, int]]:
+    """Per stage id (all its attempts), the earliest and latest time it was seen running: submission, completion,
+    first launch, last finish."""
+    bounds: dict[int, tuple[int, int]] = {}
     for (stage_id, _attempt), stage in app.stages.items():
-        if stage_id not in wanted or not len(stage.tasks):
+        if not len(stage.tasks):
             continue
         launched = stage.tasks.launch_ms[stage.tasks.launch_ms > 0]
         finished = stage.tasks.finish_ms[stage.tasks.finish_ms > 0]
-        times.extend(int(t) for t in (launched.min(initial=2**62), finished.max(initial=0)) if 0 < t < 2**62)
+        times = [int(t) for t in (launched.min(initial=2**62), finished.max(initial=0)) if 0 < t < 2**62]
         times.extend(t for t in (stage.submission_ms, stage.completion_ms) if t is not None)
-    return times
+        if not times:
+            continue
+        low, high = min(times), max(times)
+        if stage_id in bounds:
+            low, high = min(low, bounds[stage_id][0]), max(high, bounds[stage_id][1])
+        bounds[stage_id] = (low, high)
+    return bounds
 
 
 def _group_job(stage: StageAttempt, spans: Mapping[int, tuple[int, int]]) -> int:
