@@ -30,7 +30,7 @@ from analysis.impact.whatif import WhatIf
 from analysis.metrics import AppMetrics, compute_metrics
 from analysis.metrics_mapreduce import MapReduceMetrics, compute_mapreduce_metrics
 from appmodel import SparkApp
-from appmodel.formatting import json_text
+from appmodel.formatting import format_duration, json_text
 from appmodel.jsonsafe import json_safe
 from appmodel.mapreduce import MapReduceApp
 
@@ -446,7 +446,11 @@ def _costed(
         impact = assessment.impacts.get(finding.code)
         rule = finding.rule_severity if finding.rule_severity is not None else finding.severity
         severity = final_severity(
-            finding.code, heuristics.Severity(rule), None if impact is None else impact.cost_share, profile
+            finding.code,
+            heuristics.Severity(rule),
+            None if impact is None else impact.cost_share,
+            profile,
+            None if impact is None else impact.failure_risk,
         )
         findings.append(
             dataclasses.replace(
@@ -455,10 +459,30 @@ def _costed(
                 severity=int(severity),
                 score=_score(impact) if severity > heuristics.Severity.NONE else 0,
                 advice=finding.advice if severity > heuristics.Severity.NONE else "",
-                changes=finding.changes if severity > heuristics.Severity.NONE else (),
+                changes=(finding.changes + _executor_changes(impact, assessment.what_if))
+                if severity > heuristics.Severity.NONE
+                else (),
             )
         )
     return tuple(findings)
+
+
+def _executor_changes(impact: Impact | None, what: WhatIf | None) -> tuple[heuristics.Change, ...]:
+    """For idle executors, the executor count from the what-if curve: the fewest that keep the runtime within the
+    ideal's tolerance of the best (``analysis.impact.whatif``), when that is fewer than the run had."""
+    if impact is None or impact.fix != "idle" or what is None or what.ideal_executors >= what.own_executors:
+        return ()
+    ideal = what.ideal_executors
+    at_ideal = what.runtime_ms_at.get(ideal, what.actual_ms)
+    return (
+        heuristics.Change(
+            "spark.executor.instances",
+            str(ideal),
+            f"the replay of this run's tasks puts {ideal} executors at {format_duration(at_ideal)}, against "
+            f"{format_duration(what.actual_ms)} with the {what.own_executors} it had "
+            "(or enable spark.dynamicAllocation to release idle ones)",
+        ),
+    )
 
 
 def _score(impact: Impact | None) -> int:

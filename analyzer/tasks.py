@@ -81,7 +81,7 @@ def analyze_app_task(self: Task, claim_id: int) -> dict[str, Any]:
     outcome = analyze_claim(
         claim_id,
         poller_id=f"task:{self.request.id}",
-        suite=heuristics.configured_suite(settings.HINDSIGHT_HEURISTICS_FILE),
+        suite=heuristics.configured_suite(settings.HINDSIGHT_HEURISTICS_FILE, settings.HINDSIGHT_SEVERITY_PROFILE),
     )
     return {
         "claim": claim_id,

@@ -9,6 +9,9 @@ The families differ on purpose, and each keeps the form its readers have always 
   :data:`MISSING` (an em dash). Any number or numeric string is accepted (a stored JSON value, a database
   column), a bool or an infinity is missing. Sizes have one decimal, seconds keep their ".0" so a column of
   durations lines up, and a percent has a space before "%".
+- **Settings** (``setting_*``): a value a finding's change tells the user to set, as it is typed in a
+  configuration ("6g", "4608m", "2560"): sizes are rounded up, never down, so a suggestion is never below what
+  it was computed from.
 - **Terminal** (``terminal_*``): the text verdict of ``manage.py analyze`` and the commands' summaries. Missing is
   "unknown"; durations stay in seconds up to two minutes; "GB-h" is plain ASCII.
 """
@@ -70,6 +73,21 @@ def format_percent(value: float) -> str:
     if value is None or math.isnan(value):
         return "n/a"
     return f"{100 * value:.1f}%"
+
+
+# ---- settings (a value as a user types it in a configuration) ------------------------------------------------
+
+
+def setting_size(size: float) -> str:
+    """Bytes as Spark's size settings are typed: "6g" for a whole number of GiB, else whole MiB rounded up
+    ("4608m"); never below "1m"."""
+    mebibytes = max(1, math.ceil(size / MIB))
+    return f"{mebibytes // 1024}g" if mebibytes % 1024 == 0 else f"{mebibytes}m"
+
+
+def setting_mebibytes(size: float) -> str:
+    """Bytes as Hadoop's ``*.memory.mb`` and ``io.sort.mb`` are typed: whole MiB, rounded up ("2560")."""
+    return str(max(1, math.ceil(size / MIB)))
 
 
 # ---- pages (template filters) ---------------------------------------------------------------------------------

@@ -79,3 +79,10 @@ def parse_hadoop_size(text: str) -> int:
         return int(lowered[:-1] if scale > 1 else lowered) * scale
     except ValueError:
         raise ValueError(f"not a Hadoop size: {text!r}") from None
+
+
+def round_up(value: float, step: int) -> int:
+    """``value`` rounded up to a whole multiple of ``step`` (a positive whole number), as an int; 0 stays 0."""
+    if step <= 0:
+        raise ValueError(f"step must be positive, got {step}")
+    return math.ceil(value / step) * step

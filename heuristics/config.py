@@ -16,8 +16,14 @@ from heuristics.base import ConfigError, Heuristic, HeuristicConfig
 from heuristics.severity import Thresholds
 
 ENV_VAR = "HINDSIGHT_HEURISTICS_FILE"
+PROFILE_ENV_VAR = "HINDSIGHT_SEVERITY_PROFILE"
+# The severity profiles (docs/IMPACT.md, docs/HEURISTICS.md "Severity profiles"), the default first: "impact" bounds
+# a rule's severity by its measured cost (analysis/impact/profile.py); "drelephant" gives Dr. Elephant's severities.
+PROFILES = ("impact", "drelephant")
+DEFAULT_PROFILE = PROFILES[0]
 DEFAULTS_PATH = Path(__file__).with_name("defaults.yaml")
 CUSTOM_KEY = "custom"
+PROFILES_KEY = "profiles"  # a top-level section of profile overlays: {profile: {heuristic code: {key: value}}}
 ENABLED_KEY = "enabled"
 _CUSTOM_ENTRY_KEYS = frozenset({"path", "config", ENABLED_KEY})
 
@@ -78,11 +84,61 @@ def _pop_enabled(section: dict[str, Any], prefix: str) -> bool:
     return enabled
 
 
-def configure_builtin(
-    cls: type[Heuristic[Any]], defaults: Mapping[str, Any], user: Mapping[str, Any]
-) -> Heuristic[Any] | None:
-    """The heuristic with defaults overlaid by the user's section, or None when disabled."""
-    section = {**_section(defaults, cls.code, str(DEFAULTS_PATH)), **_section(user, cls.code, "the user file")}
+def check_profile(profile: str) -> str:
+    """The profile name, or ConfigError naming the known ones."""
+    if profile not in PROFILES:
+        raise ConfigError(f"{PROFILE_ENV_VAR}: unknown severity profile {profile!r}; known: {', '.join(PROFILES)}")
+    return profile
+
+
+def profile_from_env() -> str:
+    """$HINDSIGHT_SEVERITY_PROFILE (trimmed, lower case), else the default; an unknown name is a ConfigError."""
+    return check_profile(os.environ.get(PROFILE_ENV_VAR, "").strip().lower() or DEFAULT_PROFILE)
+
+
+def profile_overlays(data: Mapping[str, Any], origin: str) -> dict[str, dict[str, Any]]:
+    """The ``profiles:`` section of one file, checked: known profile names, each a mapping of sections.
+
+    Heuristic codes and keys inside are checked by load_suite (every profile's, not only the active one's).
+    """
+    profiles = data.get(PROFILES_KEY)
+    if profiles is None:
+        return {}
+    if not isinstance(profiles, dict):
+        raise ConfigError(f"{PROFILES_KEY}: expected a mapping of profile -> heuristic settings in {origin}")
+    overlays: dict[str, dict[str, Any]] = {}
+    for name, overlay in profiles.items():
+        if name not in PROFILES:
+            known = ", ".join(PROFILES)
+            raise ConfigError(f"{PROFILES_KEY}.{name}: unknown severity profile in {origin}; known: {known}")
+        if overlay is not None and not isinstance(overlay, dict):
+            raise ConfigError(f"{PROFILES_KEY}.{name}: expected a mapping of heuristic code -> settings in {origin}")
+        overlays[name] = dict(overlay or {})
+    return overlays
+
+
+def check_keys(cls: type[Heuristic[Any]], data: Mapping[str, Any], origin: str, prefix: str) -> dict[str, Any]:
+    """The heuristic's section of ``data``; an unknown key is a ConfigError named ``<prefix><code>.<key>``."""
+    section = _section(data, cls.code, origin)
+    known = set(cls.Config.__struct_fields__) | {ENABLED_KEY}
+    if unknown := sorted(set(section) - known):
+        keys = ", ".join(sorted(known))
+        raise ConfigError(f"{prefix}{cls.code}.{unknown[0]}: unknown key in {origin}; known keys: {keys}")
+    return section
+
+
+Layer = tuple[Mapping[str, Any], str, str]  # (data, origin for messages, prefix of its keys in messages)
+
+
+def configure_builtin(cls: type[Heuristic[Any]], layers: list[Layer]) -> Heuristic[Any] | None:
+    """The heuristic with its section of each layer merged in order (later keys win), or None when disabled.
+
+    load_suite's layers: defaults.yaml, its profile overlay, the user file, the user file's profile overlay. An
+    unknown key is named with its layer's prefix (``profiles.drelephant.spark.spill.x``) before merging.
+    """
+    section: dict[str, Any] = {}
+    for data, origin, prefix in layers:
+        section.update(check_keys(cls, data, origin, prefix))
     enabled = _pop_enabled(section, cls.code)
     config = build_config(cls.Config, section, cls.code)
     return cls(config) if enabled else None

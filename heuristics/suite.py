@@ -14,9 +14,15 @@ from heuristics.base import ConfigError, Heuristic, HeuristicResult
 from heuristics.config import (
     CUSTOM_KEY,
     DEFAULTS_PATH,
+    PROFILES_KEY,
+    Layer,
     build_config,
+    check_keys,
+    check_profile,
     configure_builtin,
     import_custom,
+    profile_from_env,
+    profile_overlays,
     read_yaml,
     user_file_from_env,
 )
@@ -67,33 +73,49 @@ class Suite:
         return results
 
 
-def configured_suite(user_file: str | None = None) -> Suite:
-    """``load_suite(user_file)``, loaded once per process and again when the file changes (long-running workers)."""
+def configured_suite(user_file: str | None = None, profile: str | None = None) -> Suite:
+    """``load_suite(user_file, profile)``, loaded once per process and again when the file changes (long-running
+    workers)."""
     user_file = user_file or user_file_from_env()
+    profile = check_profile(profile) if profile else profile_from_env()
     try:
         stamp = Path(user_file).stat().st_mtime_ns if user_file else 0
     except OSError:
         stamp = -1  # load_suite says what is wrong with it
-    return _configured_suite(user_file, stamp)
+    return _configured_suite(user_file, profile, stamp)
 
 
-@functools.lru_cache(maxsize=2)
-def _configured_suite(user_file: str | None, stamp: int) -> Suite:
-    return load_suite(user_file)
+@functools.lru_cache(maxsize=4)
+def _configured_suite(user_file: str | None, profile: str, stamp: int) -> Suite:
+    return load_suite(user_file, profile)
 
 
-def load_suite(user_file: str | None = None) -> Suite:
-    """Built-in heuristics with defaults.yaml, overlaid by the user file (or $HINDSIGHT_HEURISTICS_FILE)."""
+def load_suite(user_file: str | None = None, profile: str | None = None) -> Suite:
+    """Built-in heuristics with defaults.yaml, overlaid by the user file (or $HINDSIGHT_HEURISTICS_FILE).
+
+    ``profile`` (else $HINDSIGHT_SEVERITY_PROFILE, else "impact") picks the ``profiles:`` overlay: the settings of
+    a heuristic are, later winning, defaults.yaml's, defaults.yaml's ``profiles.<profile>``, the user file's, the
+    user file's ``profiles.<profile>`` (docs/HEURISTICS.md "Severity profiles").
+    """
+    profile = check_profile(profile) if profile else profile_from_env()
     defaults = read_yaml(DEFAULTS_PATH)
     user_file = user_file or user_file_from_env()
     user = read_yaml(user_file) if user_file else {}
     registry = BUILTINS.copy()
-    for origin, data in ((str(DEFAULTS_PATH), defaults), (user_file, user)):
-        for key in data:
-            if key != CUSTOM_KEY and key not in registry:
-                known = ", ".join(sorted(h.code for h in registry))
-                raise ConfigError(f"{key}: unknown heuristic in {origin}; known: {known}")
-    heuristics = [h for cls in registry if (h := configure_builtin(cls, defaults, user)) is not None]
+    layers: list[Layer] = []
+    for origin, data in ((str(DEFAULTS_PATH), defaults), (user_file or "the user file", user)):
+        overlays = profile_overlays(data, origin)
+        sections: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [("", data, (CUSTOM_KEY, PROFILES_KEY))]
+        sections += [(f"{PROFILES_KEY}.{name}.", overlay, ()) for name, overlay in overlays.items()]
+        for prefix, codes, extra in sections:
+            for key in codes:
+                if key not in extra and key not in registry:
+                    known = ", ".join(sorted(h.code for h in registry))
+                    raise ConfigError(f"{prefix}{key}: unknown heuristic in {origin}; known: {known}")
+            for cls in registry:  # every profile's keys, so a mistake shows before that profile is chosen
+                check_keys(cls, codes, origin, prefix)
+        layers += [(data, origin, ""), (overlays.get(profile, {}), origin, f"{PROFILES_KEY}.{profile}.")]
+    heuristics = [h for cls in registry if (h := configure_builtin(cls, layers)) is not None]
 
     customs = user.get(CUSTOM_KEY) or []
     if not isinstance(customs, list):
@@ -108,7 +130,7 @@ def load_suite(user_file: str | None = None) -> Suite:
         if enabled:
             heuristics.append(cls(config))
     registry.freeze()
-    return Suite(heuristics=heuristics, user_file=user_file)
+    return Suite(heuristics=heuristics, user_file=user_file, profile=profile)
 
 
 def app_severity(results: Iterable[HeuristicResult]) -> Severity:

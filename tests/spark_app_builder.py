@@ -7,7 +7,7 @@ app:
   properties: {spark.executor.memory: 4g}
   executors: [{id: "1", cores: 4, added_ms: 0, removed_ms: null, max_memory: ..., peak: {JVMHeapMemory: ...},
                removed_reason: ...}]
-  jobs: [{id: 0, status: SUCCEEDED, stages: [0], failure_reason: ...}]
+  jobs: [{id: 0, status: SUCCEEDED, stages: [0], failure_reason: ..., sql: 3}]   # sql: its SQL execution id
   stages:
     - id: 0                    # default: position in the list
       attempt: 0
@@ -140,6 +140,7 @@ def build_app(spec: dict[str, Any]) -> SparkApp:
             status=JobStatus(j.get("status", "SUCCEEDED")),
             stage_ids=tuple(j.get("stages", ())),
             failure_reason=j.get("failure_reason"),
+            sql_execution_id=j.get("sql"),
         )
         app.jobs[job.job_id] = job
     finishes = [int(s.tasks.finish_ms.max()) for s in app.stages.values() if len(s.tasks)]

@@ -195,6 +195,16 @@ def test_the_small_tasks_sample_has_thousands_of_tasks_of_a_few_milliseconds() -
 RECURRING = SAMPLES / GENERATOR.RECURRING_DIR
 
 
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_each_samples_top_finding_says_what_to_change_with_a_value(name: str) -> None:
+    results = heuristics.load_suite().evaluate(read_app(name))
+    top = max(results, key=lambda r: (r.severity, r.score))
+    assert top.severity > heuristics.Severity.NONE
+    assert top.changes, f"{top.code} fired without a change"
+    assert all(change.value and change.reason for change in top.changes)
+    assert top.changes[0].value in top.advice  # the sentence agrees with the change
+
+
 @pytest.fixture(scope="module")
 def manifest() -> dict[str, Any]:
     path = RECURRING / "manifest.json"

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from django.conf import settings
+
 from analysis import metrics as metrics_module
 from appmodel.formatting import page_setting
 from heuristics.severity import is_four_levels
@@ -133,7 +135,7 @@ def heuristic_catalog() -> Catalog:
     except ImportError:
         return Catalog([], "No heuristic suite is installed in this version of Hindsight.")
     try:
-        suite = load_suite()
+        suite = load_suite(settings.HINDSIGHT_HEURISTICS_FILE, settings.HINDSIGHT_SEVERITY_PROFILE)
     except Exception as exc:  # a bad override file is a user error to show, not a server error
         logger.exception("loading the heuristic suite failed")
         return Catalog([], f"The heuristic configuration could not be loaded: {exc}")

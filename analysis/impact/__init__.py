@@ -9,20 +9,20 @@ report's first lines.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from analysis.impact import fixes
 from analysis.impact.mapreduce import build_mapreduce_workload
 from analysis.impact.replay import Workload, build_workload, simulate_group
 from analysis.impact.whatif import WhatIf, corrected, what_if
+from analysis.metrics import AppMetrics
+from analysis.metrics_mapreduce import MapReduceMetrics
 from appmodel.mapreduce import MapReduceApp
 from appmodel.spark import SparkApp
 from appmodel.units import GIB
 
 if TYPE_CHECKING:
-    from analysis.metrics import AppMetrics
-    from analysis.metrics_mapreduce import MapReduceMetrics
     from heuristics import HeuristicResult
 
 MS_PER_HOUR: Final = 3_600_000.0
@@ -46,6 +46,8 @@ class Impact:
     share_of_runtime: float | None
     gb_hours: float | None
     waste_share: float | None = None  # gb_hours over the app's used GB-hours (memory findings)
+    # Failures only: the chance that a run with these task failure rates fails outright (fixes.failure_risk).
+    failure_risk: float | None = None
 
     @property
     def cost_share(self) -> float | None:
@@ -82,11 +84,11 @@ def assess(
     used_gb_hours = metrics.used_gb_hours if metrics is not None else None
     runtime = metrics.runtime_ms if metrics is not None else None
     if isinstance(app, MapReduceApp):
-        if metrics is not None and hasattr(metrics, "map_container_bytes"):
+        if isinstance(metrics, MapReduceMetrics):
             memory = metrics.map_container_bytes
         workload = build_mapreduce_workload(app, runtime_ms=runtime, memory_bytes=memory)
     else:
-        if metrics is not None and hasattr(metrics, "executor_memory_bytes"):
+        if isinstance(metrics, AppMetrics):
             memory = metrics.executor_memory_bytes or metrics.driver_memory_bytes
         workload = build_workload(app, runtime_ms=runtime, memory_bytes=memory)
     notes: list[str] = []
@@ -127,8 +129,12 @@ def assess(
             impacts[result.code] = time_impact(kind, workload.actual_ms)
             time_fixed = _NOTHING_LEFT
         elif kind in fixes.TIME_FIXES:
-            impacts[result.code] = time_impact(kind, saved(fixes.apply(kind, workload, result.stages)))
-            time_fixed = fixes.apply(kind, time_fixed, result.stages)
+            impact = time_impact(kind, saved(fixes.apply(kind, workload, result.stages)))
+            if kind == fixes.FAILURES:
+                impact = replace(impact, failure_risk=fixes.failure_risk(workload, _max_attempts(app)))
+            impacts[result.code] = impact
+            if time_fixed is not _NOTHING_LEFT:
+                time_fixed = fixes.apply(kind, time_fixed, result.stages)
         elif kind == fixes.IDLE:
             impacts[result.code] = _idle(workload, curve, memory, used_gb_hours)
         elif kind == fixes.MEMORY and metrics is not None and metrics.wasted_gb_hours is not None:
@@ -154,6 +160,18 @@ def assess(
             gb_hours=None if time_gb is None else time_gb + waste,
         )
     return Assessment(impacts=impacts, what_if=curve, combined=combined, notes=tuple(notes))
+
+
+def _max_attempts(app: SparkApp | MapReduceApp) -> int:
+    """Attempts a task gets before its job fails: spark.task.maxFailures, mapreduce.map.maxattempts (both 4)."""
+    if isinstance(app, MapReduceApp):
+        text = app.conf.get("mapreduce.map.maxattempts", "4")
+    else:
+        text = app.environment.spark_properties.get("spark.task.maxFailures", "4")
+    try:
+        return max(1, int(str(text).strip()))
+    except ValueError:
+        return 4
 
 
 def _failed(app: SparkApp | MapReduceApp) -> bool:

@@ -28,6 +28,9 @@ MAX_SPILL_SHARE: Final = 0.9
 # GC up to this share of a task's run time is healthy (Dr. Elephant flags GC at 8 % and more, and calls under 5 %
 # over-provisioned); the excess is what GC pressure cost.
 HEALTHY_GC_SHARE: Final = 0.05
+# A task is skewed when it ran longer than this many times its stage's median (Dr. Elephant's lowest skew level,
+# max / median 2): below that, task times differ as they always do.
+SKEW_FACTOR: Final = 2.0
 # Small tasks are merged into tasks of about this much run time each (enough to amortize a task's scheduling and
 # start-up cost of tens of milliseconds), and never into fewer tasks than there are slots.
 TARGET_TASK_MS: Final = 2_000.0
@@ -73,7 +76,27 @@ APP_WIDE: Final = (FAILURES, GC)
 # The fixes that change task times, applied together for the app's combined cost.
 TIME_FIXES: Final = (SKEW, FAILURES, SPILL, GC, SMALL_TASKS)
 
-StageFix = Callable[[StageWork, Workload, int], StageWork | None]
+StageFix = Callable[[StageWork, "_Context", int], StageWork | None]
+
+
+class _Context:
+    """What a fix may need of the rest of the workload, computed once per apply (never per stage: apps have
+    thousands of stages)."""
+
+    def __init__(self, workload: Workload) -> None:
+        self.workload = workload
+        self._earlier: dict[int, list[tuple[int, npt.NDArray[np.int64]]]] | None = None
+
+    def succeeded_before(self, key: StageKey) -> list[npt.NDArray[np.int64]]:
+        """Partitions that earlier attempts of this stage finished."""
+        if self._earlier is None:
+            self._earlier = {}
+            for group in self.workload.groups:
+                for stage in group.stages:
+                    if stage.facts is not None:
+                        done = stage.facts.index[stage.facts.succeeded]
+                        self._earlier.setdefault(stage.key[0], []).append((stage.key[1], done))
+        return [done for attempt, done in self._earlier.get(key[0], ()) if attempt < key[1]]
 
 
 def apply(kind: str, workload: Workload, stages: Iterable[StageKey]) -> Workload:
@@ -86,44 +109,44 @@ def apply(kind: str, workload: Workload, stages: Iterable[StageKey]) -> Workload
     if kind in APP_WIDE:
         wanted = {stage.key for group in workload.groups for stage in group.stages}
     slots = max(1, workload.executors * workload.cores)
+    context = _Context(workload)
+    by_key = {stage.key: stage for group in workload.groups for stage in group.stages}
     changed: dict[StageKey, StageWork] = {}
     for key in sorted(wanted):
-        stage = workload.stage(key)
+        stage = by_key.get(key)
         if stage is None or stage.facts is None:
             continue
-        fixed = fix(stage, workload, slots)
+        fixed = fix(stage, context, slots)
         if fixed is not None:
             changed[key] = fixed
     return workload.with_stages(changed)
 
 
-def _skew(stage: StageWork, workload: Workload, slots: int) -> StageWork | None:
-    """Tasks longer than the stage's mean brought down to it, the excess spread over all the stage's successful
-    tasks: salting or AQE's skew join splits hot partitions; the work is not removed."""
+def _skew(stage: StageWork, context: _Context, slots: int) -> StageWork | None:
+    """Hot tasks (longer than SKEW_FACTOR x the stage's median) brought down to the median, their excess spread
+    over all the stage's successful tasks: salting or AQE's skew join splits hot partitions, the work is not
+    removed. Ordinary spread below the factor is not skew and costs nothing here (no one can fix it)."""
     assert stage.facts is not None
     ok = stage.facts.succeeded & (stage.task_ms > 0)
     if ok.sum() < 2:
         return None
     ms = stage.task_ms.copy()
-    mean = float(ms[ok].mean())
-    long = ok & (ms > mean)
-    excess = float((ms[long] - mean).sum())
-    ms[long] = mean
+    median = float(np.median(ms[ok]))
+    hot = ok & (ms > SKEW_FACTOR * median)
+    if not hot.any():
+        return None
+    excess = float((ms[hot] - median).sum())
+    ms[hot] = median
     ms[ok] += excess / int(ok.sum())
     return stage.with_task_ms(ms)
 
 
-def _failures(stage: StageWork, workload: Workload, slots: int) -> StageWork | None:
+def _failures(stage: StageWork, context: _Context, slots: int) -> StageWork | None:
     """Failed, killed and resubmitted attempts removed, and re-runs of partitions an earlier attempt of the stage
     had already finished."""
     assert stage.facts is not None
-    stage_id, attempt_id = stage.key
     keep = stage.facts.succeeded.copy()
-    done_before: list[npt.NDArray[np.int64]] = []
-    for group in workload.groups:
-        for other in group.stages:
-            if other.key[0] == stage_id and other.key[1] < attempt_id and other.facts is not None:
-                done_before.append(other.facts.index[other.facts.succeeded])
+    done_before = context.succeeded_before(stage.key)
     if done_before:
         keep &= ~np.isin(stage.facts.index, np.concatenate(done_before))
     if keep.all():
@@ -131,7 +154,7 @@ def _failures(stage: StageWork, workload: Workload, slots: int) -> StageWork | N
     return stage.with_task_ms(np.where(keep, stage.task_ms, 0.0))
 
 
-def _spill(stage: StageWork, workload: Workload, slots: int) -> StageWork | None:
+def _spill(stage: StageWork, context: _Context, slots: int) -> StageWork | None:
     assert stage.facts is not None
     spilled = stage.facts.spill_bytes
     if not spilled.any():
@@ -140,7 +163,7 @@ def _spill(stage: StageWork, workload: Workload, slots: int) -> StageWork | None
     return stage.with_task_ms(np.maximum(stage.task_ms - np.maximum(cost, 0.0), 0.0))
 
 
-def _gc(stage: StageWork, workload: Workload, slots: int) -> StageWork | None:
+def _gc(stage: StageWork, context: _Context, slots: int) -> StageWork | None:
     assert stage.facts is not None
     excess = np.clip(stage.facts.gc_ms - HEALTHY_GC_SHARE * stage.facts.run_ms, 0.0, None)
     if not excess.any():
@@ -148,7 +171,7 @@ def _gc(stage: StageWork, workload: Workload, slots: int) -> StageWork | None:
     return stage.with_task_ms(np.maximum(stage.task_ms - excess, 0.0))
 
 
-def _small_tasks(stage: StageWork, workload: Workload, slots: int) -> StageWork | None:
+def _small_tasks(stage: StageWork, context: _Context, slots: int) -> StageWork | None:
     """The stage's work in fewer, bigger tasks: its summed run time in tasks of about TARGET_TASK_MS, each paying
     the stage's median per-task overhead (wall time beyond run time) and scheduling gap once."""
     assert stage.facts is not None
@@ -173,6 +196,27 @@ def _small_tasks(stage: StageWork, workload: Workload, slots: int) -> StageWork 
     return StageWork(
         key=stage.key, parents=stage.parents, task_ms=ms, order=np.arange(merged), gap_ms=stage.gap_ms, facts=facts
     )
+
+
+def failure_risk(workload: Workload, max_attempts: int) -> float:
+    """The chance that a run whose tasks fail as often as this one's fails outright: a task fails its job when all
+    its ``max_attempts`` attempts fail. Per stage, with r its share of failed attempts and n its partitions, taken
+    as independent: 1 - (1 - r^max_attempts)^n; over stages, the chance that any fails. Failures are rarely
+    independent (a bad node, a bad record), which makes real runs fail more often than this, not less."""
+    survive = 1.0
+    for group in workload.groups:
+        for stage in group.stages:
+            if stage.facts is None or not len(stage.task_ms):
+                continue
+            ran = stage.task_ms > 0
+            attempts = int(ran.sum())
+            failed = int((ran & ~stage.facts.succeeded).sum())
+            if not failed or not attempts:
+                continue
+            rate = failed / attempts
+            partitions = int(np.unique(stage.facts.index[ran]).size)
+            survive *= (1.0 - rate**max_attempts) ** partitions
+    return 1.0 - survive
 
 
 _STAGE_FIXES: Final[dict[str, StageFix]] = {

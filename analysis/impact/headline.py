@@ -19,6 +19,8 @@ from appmodel.formatting import format_duration, format_percent
 from heuristics import Change, Severity
 
 HEADLINE_SIZE: Final = 3
+# Memory-time below this is not worth a word next to the time it cost (a small app's few GB-seconds).
+MIN_SHOWN_GB_HOURS: Final = 0.01
 # A Low finding makes the headline when fixing it would save at least this share of the run (or of its memory).
 LOW_WORTH_SHARE: Final = 0.05
 
@@ -101,8 +103,10 @@ def summary(name: str, impact: Impact | None, runtime_ms: float | None) -> str:
     if impact.gb_hours is not None and impact.fix in ("idle", "memory"):
         share = f" ({format_percent(impact.waste_share)} of the memory it held)" if impact.waste_share else ""
         parts.append(f"wasted {impact.gb_hours:.3g} GB·h{share}")
-    elif impact.gb_hours is not None and parts:
+    elif impact.gb_hours is not None and impact.gb_hours >= MIN_SHOWN_GB_HOURS and parts:
         parts.append(f"{impact.gb_hours:.3g} GB·h")
+    if impact.failure_risk is not None and impact.failure_risk >= 0.01:
+        parts.append(f"a {format_percent(impact.failure_risk)} chance the next run fails at this failure rate")
     if not parts:
         return f"{name}: no measurable cost in this run"
     return f"{name}: " + ", ".join(parts)

@@ -71,7 +71,7 @@ def _phase_work(
         gc_ms=np.concatenate([tasks.gc_time_ms.astype(np.float64), np.zeros(extra.size)]),
         spill_bytes=np.concatenate([spill, np.zeros(extra.size)]),
     )
-    return StageWork(key=key, parents=parents, task_ms=task_ms, order=order, facts=facts)
+    return StageWork(key=key, parents=parents, task_ms=task_ms, order=order, facts=facts, retried=bool(extra.size))
 
 
 def _spilled_bytes(tasks: MRTaskColumns, phase: MRPhase) -> Float64Array:

@@ -13,6 +13,8 @@ the share of the app's used GB-hours it wasted:
   spill in a long stage costs a second: not Severe);
 - a configuration finding has no measured cost: at most Low, unless its rule says it breaks things (Severe or
   worse, e.g. dynamic allocation without the external shuffle service loses shuffle files);
+- task failures that make the next run likely to fail outright (a 10 % chance or more, ``RISK_MODERATE``; 50 %,
+  ``RISK_SEVERE``) are at least Moderate (Severe) whatever they cost this time;
 - findings of heuristics that report broken runs (failed jobs, out-of-memory kills, a failed MapReduce job) are
   never lowered;
 - a finding whose cost cannot be estimated keeps its rule severity.
@@ -26,12 +28,17 @@ from __future__ import annotations
 
 from typing import Final
 
+from heuristics.config import PROFILES
 from heuristics.severity import Severity
 
-IMPACT: Final = "impact"
-DREL: Final = "drelephant"
-PROFILES: Final = (IMPACT, DREL)
+# The profiles' names are heuristics.config's (where the setting is read and checked).
+IMPACT: Final = PROFILES[0]
+DREL: Final = PROFILES[1]
 
+# Task failures that make the next run fail outright this likely (analysis.impact.fixes.failure_risk) are at least
+# Moderate, or Severe, whatever they cost this time: a retried failure is cheap until the retries run out.
+RISK_MODERATE: Final = 0.10
+RISK_SEVERE: Final = 0.50
 SEVERE_SHARE: Final = 0.40
 MODERATE_SHARE: Final = 0.15
 MODERATE_CEILING_SHARE: Final = 0.10
@@ -43,11 +50,20 @@ BREAKS_THINGS: Final = frozenset({"spark.memory_failures", "spark.job_failures",
 SETTINGS: Final = frozenset({"spark.configuration", "mapreduce.distributed_cache"})
 
 
-def final_severity(code: str, rule: Severity, cost_share: float | None, profile: str = IMPACT) -> Severity:
+def final_severity(
+    code: str, rule: Severity, cost_share: float | None, profile: str = IMPACT, failure_risk: float | None = None
+) -> Severity:
     """The severity a finding is shown and stored with, under ``profile``."""
     rule = Severity(rule)
     if profile == DREL or rule == Severity.NONE:
         return rule
+    level = _cost_bounded(code, rule, cost_share)
+    if failure_risk is not None and failure_risk >= RISK_MODERATE:
+        level = max(level, Severity.SEVERE if failure_risk >= RISK_SEVERE else Severity.MODERATE)
+    return Severity(level)
+
+
+def _cost_bounded(code: str, rule: Severity, cost_share: float | None) -> Severity:
     if code in SETTINGS:
         return rule if rule >= Severity.SEVERE else min(rule, Severity.LOW)
     if cost_share is None:

@@ -57,6 +57,7 @@ class StageWork:
     order: npt.NDArray[np.intp]  # rows in the order the tasks were launched
     gap_ms: float = 0.0  # measured scheduling gap paid per task (see _stage_gaps)
     facts: TaskFacts | None = None  # None only in hand-built workloads (tests): such stages cannot be fixed
+    retried: bool = False  # some partition has several attempts (replayed one after the other)
 
     def with_task_ms(self, task_ms: Float64Array) -> StageWork:
         """The same stage with other task times (same rows; a removed task has time 0 and takes no slot)."""
@@ -82,6 +83,9 @@ class Workload:
     executors: int  # the most executors alive at once (1 in local mode)
     cores: int  # task slots per executor
     memory_bytes: int | None  # allocated memory of one executor (the driver in local mode), None when unknown
+    # What an executor's first task took beyond its stage's median (a JVM warming up, PySpark's worker starting):
+    # paid once per executor, at the start, whatever the count (see _startup).
+    startup_ms: float = 0.0
 
     def stage(self, key: StageKey) -> StageWork | None:
         for group in self.groups:
@@ -110,43 +114,71 @@ class Workload:
 def simulate(workload: Workload, executors: int | None = None) -> float:
     """The replayed wall time (ms) of the whole run at ``executors`` (the run's own count when None)."""
     slots = max(1, (workload.executors if executors is None else max(1, executors)) * max(1, workload.cores))
-    return workload.driver_ms + sum(simulate_group(group, slots) for group in workload.groups)
+    return workload.driver_ms + sum(
+        simulate_group(group, slots, workload.startup_ms if i == 0 else 0.0) for i, group in enumerate(workload.groups)
+    )
 
 
-def simulate_group(group: JobGroup, slots: int) -> float:
-    """The replayed span (ms) of one job group on ``slots`` task slots."""
+def simulate_group(group: JobGroup, slots: int, startup_ms: float = 0.0) -> float:
+    """The replayed span (ms) of one job group on ``slots`` task slots, free from ``startup_ms`` on."""
     stages = {stage.key: stage for stage in group.stages}
-    finish: dict[StageKey, float] = {}
-    pending = set(stages)
-    free = [0.0] * slots  # a min-heap of the times the slots become free
+    waiting: dict[StageKey, int] = {}  # stage -> parents in the group not yet run
+    children: dict[StageKey, list[StageKey]] = {}
+    for key, stage in stages.items():
+        parents = {p for p in stage.parents if p in stages}
+        waiting[key] = len(parents)
+        for parent in parents:
+            children.setdefault(parent, []).append(key)
+    ready_at: dict[StageKey, float] = dict.fromkeys(stages, 0.0)
+    runnable = [(0.0, key) for key, count in waiting.items() if count == 0]
+    heapq.heapify(runnable)
+    free = [startup_ms] * slots  # a min-heap of the times the slots become free
     end = 0.0
-    while pending:
-        ready_at: list[tuple[float, StageKey]] = []
-        for key in pending:
-            parents = [p for p in stages[key].parents if p in stages]
-            if all(p in finish for p in parents):
-                ready_at.append((max((finish[p] for p in parents), default=0.0), key))
-        if not ready_at:  # a cycle (bad data): run what is left in key order, as if its parents were done
-            ready_at = [(end, key) for key in sorted(pending)]
-        ready, key = min(ready_at)
-        pending.discard(key)
-        finish[key] = done = _run_stage(stages[key], ready, free)
-        end = max(end, done)
+    done = 0
+    while done < len(stages):
+        if not runnable:  # a cycle (bad data): run what is left in key order, as if its parents were done
+            runnable = [(end, key) for key, count in sorted(waiting.items()) if count > 0]
+            heapq.heapify(runnable)
+            for _ready, key in runnable:
+                waiting[key] = 0
+        ready, key = heapq.heappop(runnable)
+        finish = _run_stage(stages[key], ready, free)
+        end = max(end, finish)
+        done += 1
+        for child in children.get(key, ()):
+            ready_at[child] = max(ready_at[child], finish)
+            waiting[child] -= 1
+            if waiting[child] == 0:
+                heapq.heappush(runnable, (ready_at[child], child))
     return end
 
 
 def _run_stage(stage: StageWork, ready: float, free: list[float]) -> float:
-    """Put the stage's tasks, in launch order, on the earliest free slots; the stage's finish time."""
-    durations = stage.task_ms[stage.order]
-    durations = durations[durations > 0] + stage.gap_ms
-    done = ready
+    """Put the stage's tasks, in launch order, on the earliest free slots; the stage's finish time.
+
+    A retried task's next attempt cannot start before the attempt it retries has ended (Spark resubmits a task
+    when its failure is reported), so attempts of one partition run one after the other.
+    """
+    rows = stage.order[stage.task_ms[stage.order] > 0]
+    durations = (stage.task_ms[rows] + stage.gap_ms).tolist()
     heapreplace = heapq.heapreplace
-    for duration in durations.tolist():
-        start = free[0]
-        if start < ready:
-            start = ready
+    if not stage.retried or stage.facts is None:
+        # The hot loop of every replay: kept to the fewest operations per task.
+        done = ready
+        for duration in durations:
+            start = free[0]
+            end = (start if start > ready else ready) + duration
+            heapreplace(free, end)
+            if end > done:
+                done = end
+        return done
+    done = ready
+    previous: dict[int, float] = {}
+    for duration, partition in zip(durations, stage.facts.index[rows].tolist(), strict=True):
+        start = max(free[0], ready, previous.get(partition, ready))
         end = start + duration
         heapreplace(free, end)
+        previous[partition] = end
         if end > done:
             done = end
     return done
@@ -174,11 +206,25 @@ def build_workload(app: SparkApp, *, runtime_ms: float | None = None, memory_byt
     executors, cores = _executors_and_cores(app)
     spans = _job_spans(app)
     gaps = _stage_gaps(app, cores)
+    startup, first_tasks = _startup(app)
     groups = []
-    for job_ids, start, end in _overlapping(spans):
-        keys = sorted(key for key, stage in app.stages.items() if _group_job(stage, spans) in job_ids)
-        members = [app.stages[key] for key in keys]
-        stages = tuple(_stage_work(stage, keys, gaps.get(stage.key, 0.0)) for stage in members if len(stage.tasks))
+    grouped = _overlapping(spans)
+    group_of_job = {job_id: min(job_ids) for job_ids, _start, _end in grouped for job_id in job_ids}
+    members_by_job_group: dict[int, list[StageKey]] = {}
+    for key, stage in app.stages.items():
+        group = group_of_job.get(_group_job(stage, spans))
+        if group is not None:
+            members_by_job_group.setdefault(group, []).append(key)
+    for job_ids, start, end in grouped:
+        keys = sorted(key for key in members_by_job_group.get(min(job_ids), ()))
+        attempts: dict[int, list[StageKey]] = {}
+        for key in keys:
+            attempts.setdefault(key[0], []).append(key)
+        stages = tuple(
+            _stage_work(app.stages[key], attempts, gaps.get(key, 0.0), first_tasks.get(key, {}))
+            for key in keys
+            if len(app.stages[key].tasks)
+        )
         if stages:
             groups.append(JobGroup(job_ids=tuple(sorted(job_ids)), stages=stages, actual_ms=float(end - start)))
     driver = max(0.0, actual - sum(group.actual_ms for group in groups))
@@ -189,13 +235,58 @@ def build_workload(app: SparkApp, *, runtime_ms: float | None = None, memory_byt
         executors=executors,
         cores=cores,
         memory_bytes=memory_bytes,
+        startup_ms=startup,
     )
 
 
-def _stage_work(stage: StageAttempt, group_keys: Sequence[StageKey], gap_ms: float) -> StageWork:
+def _startup(app: SparkApp) -> tuple[float, dict[StageKey, dict[int, float]]]:
+    """The start-up an executor pays once: per executor, its first task's wall time beyond the median of its stage's
+    successful tasks; the median of that over executors. Returns it with, per stage attempt, the rows of first
+    tasks and what to take off each (its excess, at most the median: a first task that is also a hot partition
+    keeps the rest)."""
+    first: dict[int, tuple[int, StageKey, int]] = {}  # executor -> (launch, stage, row)
+    medians: dict[StageKey, float] = {}
+    for key, stage in app.stages.items():
+        tasks = stage.tasks
+        if not len(tasks):
+            continue
+        ok = tasks.status == TaskStatus.SUCCESS
+        medians[key] = float(np.median(tasks.duration_ms[ok])) if ok.any() else 0.0
+        order = np.lexsort((tasks.launch_ms, tasks.executor))  # by executor, then launch
+        executors, starts = np.unique(tasks.executor[order], return_index=True)
+        for executor, row in zip(executors.tolist(), order[starts].tolist(), strict=True):
+            launch = int(tasks.launch_ms[row])
+            if executor not in first or launch < first[executor][0]:
+                first[executor] = (launch, key, row)
+    excess = {
+        executor: max(0.0, float(app.stages[key].tasks.duration_ms[row]) - medians[key])
+        for executor, (_launch, key, row) in first.items()
+    }
+    if not excess:
+        return 0.0, {}
+    startup = float(np.median(list(excess.values())))
+    cuts: dict[StageKey, dict[int, float]] = {}
+    for executor, (_launch, key, row) in first.items():
+        cut = min(excess[executor], startup)
+        if cut > 0:
+            cuts.setdefault(key, {})[row] = cut
+    return startup, cuts
+
+
+def _stage_work(
+    stage: StageAttempt, attempts_by_stage: Mapping[int, Sequence[StageKey]], gap_ms: float, cuts: dict[int, float]
+) -> StageWork:
     tasks = stage.tasks
     task_ms = tasks.duration_ms.astype(np.float64)
+    for row, cut in cuts.items():
+        task_ms[row] = max(0.0, task_ms[row] - cut)
     order = np.lexsort((tasks.task_id, tasks.launch_ms))
+    # Parents: every attempt (in the group) of each parent stage, which Spark numbers lower than its children;
+    # and the attempts of the same stage before this one.
+    parents = tuple(
+        [key for pid in sorted(set(stage.parent_ids)) if pid < stage.stage_id for key in attempts_by_stage.get(pid, ())]
+        + [key for key in attempts_by_stage.get(stage.stage_id, ()) if key[1] < stage.attempt_id]
+    )
     facts = TaskFacts(
         succeeded=tasks.status == TaskStatus.SUCCESS,
         index=tasks.index.astype(np.int64),
@@ -203,13 +294,10 @@ def _stage_work(stage: StageAttempt, group_keys: Sequence[StageKey], gap_ms: flo
         gc_ms=tasks.jvm_gc_time_ms.astype(np.float64),
         spill_bytes=tasks.disk_bytes_spilled.astype(np.float64),
     )
-    parents = tuple(
-        key
-        for key in group_keys
-        if (key[0] in stage.parent_ids and key[0] < stage.stage_id)
-        or (key[0] == stage.stage_id and key[1] < stage.attempt_id)
+    retried = bool(np.unique(facts.index).size < facts.index.size)
+    return StageWork(
+        key=stage.key, parents=parents, task_ms=task_ms, order=order, gap_ms=gap_ms, facts=facts, retried=retried
     )
-    return StageWork(key=stage.key, parents=parents, task_ms=task_ms, order=order, gap_ms=gap_ms, facts=facts)
 
 
 def _stage_gaps(app: SparkApp, cores: int) -> dict[StageKey, float]:
@@ -287,34 +375,40 @@ def _observed_concurrency(app: SparkApp) -> int:
 
 def _job_spans(app: SparkApp) -> dict[int, tuple[int, int]]:
     """Each job's run span; a stage attempt that belongs to no job gets a pseudo job of its own (negative id)."""
+    bounds = _stage_bounds(app)
     spans: dict[int, tuple[int, int]] = {}
     for job in app.jobs.values():
-        times = _stage_times(app, job.stage_ids)
-        start = job.submission_ms if job.submission_ms is not None else (min(times) if times else None)
-        end = job.completion_ms if job.completion_ms is not None else (max(times) if times else None)
+        known = [bounds[s] for s in job.stage_ids if s in bounds]
+        start = job.submission_ms if job.submission_ms is not None else min((b[0] for b in known), default=None)
+        end = job.completion_ms if job.completion_ms is not None else max((b[1] for b in known), default=None)
         if start is not None and end is not None and end >= start:
             spans[job.job_id] = (start, end)
     for stage in app.stages.values():
         if stage.status is StageStatus.SKIPPED or not len(stage.tasks):
             continue
-        if not any(job_id in spans for job_id in stage.job_ids):
-            times = _stage_times(app, (stage.stage_id,))
-            if times:
-                spans[-1 - stage.stage_id] = (min(times), max(times))
+        if not any(job_id in spans for job_id in stage.job_ids) and stage.stage_id in bounds:
+            spans[-1 - stage.stage_id] = bounds[stage.stage_id]
     return spans
 
 
-def _stage_times(app: SparkApp, stage_ids: Sequence[int]) -> list[int]:
-    times: list[int] = []
-    wanted = set(stage_ids)
+def _stage_bounds(app: SparkApp) -> dict[int, tuple[int, int]]:
+    """Per stage id (all its attempts), the earliest and latest time it was seen running: submission, completion,
+    first launch, last finish."""
+    bounds: dict[int, tuple[int, int]] = {}
     for (stage_id, _attempt), stage in app.stages.items():
-        if stage_id not in wanted or not len(stage.tasks):
+        if not len(stage.tasks):
             continue
         launched = stage.tasks.launch_ms[stage.tasks.launch_ms > 0]
         finished = stage.tasks.finish_ms[stage.tasks.finish_ms > 0]
-        times.extend(int(t) for t in (launched.min(initial=2**62), finished.max(initial=0)) if 0 < t < 2**62)
+        times = [int(t) for t in (launched.min(initial=2**62), finished.max(initial=0)) if 0 < t < 2**62]
         times.extend(t for t in (stage.submission_ms, stage.completion_ms) if t is not None)
-    return times
+        if not times:
+            continue
+        low, high = min(times), max(times)
+        if stage_id in bounds:
+            low, high = min(low, bounds[stage_id][0]), max(high, bounds[stage_id][1])
+        bounds[stage_id] = (low, high)
+    return bounds
 
 
 def _group_job(stage: StageAttempt, spans: Mapping[int, tuple[int, int]]) -> int:

@@ -15,8 +15,11 @@ from typing import Any, Final
 
 from analysis.impact.replay import Workload, critical_path_ms, simulate
 
-# Sparklens' what-if points, as shares of the run's own executor count.
-CURVE_SHARES: Final = (0.1, 0.2, 0.5, 0.8, 1.0, 1.1, 1.2, 1.5, 2.0, 3.0, 4.0, 5.0)
+# The what-if points, as shares of the run's own executor count (Sparklens' set thinned: each point replays every
+# task, and the curve is drawn, not read point by point).
+CURVE_SHARES: Final = (0.25, 0.5, 1.0, 2.0, 4.0)
+# The search for the ideal count stops when its interval is this share of the count or narrower.
+IDEAL_PRECISION: Final = 0.1
 # The ideal count is the fewest executors whose runtime is within this share of the best the replay finds.
 IDEAL_TOLERANCE: Final = 0.10
 # How far beyond the run's own count the search for the ideal count looks (and never past one executor per
@@ -68,7 +71,7 @@ def what_if(workload: Workload, simulate_at: Callable[[int], float] | None = Non
     widest = max((len(s.task_ms) for g in workload.groups for s in g.stages), default=1)
     useful = max(own, min(own * IDEAL_SEARCH_FACTOR, math.ceil(widest / max(1, workload.cores))))
     best = estimate(useful)
-    ideal = _fewest(lambda n: estimate(n) <= best * (1 + IDEAL_TOLERANCE), 1, useful)
+    ideal = _fewest(lambda n: estimate(n) <= best * (1 + IDEAL_TOLERANCE), 1, useful, IDEAL_PRECISION)
     points = {max(1, round(own * share)) for share in CURVE_SHARES} | {own, max(1, own // 2), own * 2, ideal}
     curve = {n: estimate(n) for n in sorted(points)}
     critical = corrected(critical_path_ms(workload), replayed, actual)
@@ -95,9 +98,10 @@ def corrected(value: float, replayed: float, actual: float) -> float:
     return value * actual / replayed
 
 
-def _fewest(good: Callable[[int], bool], low: int, high: int) -> int:
-    """The smallest n in [low, high] for which ``good`` holds, by binary search (``good(high)`` is assumed)."""
-    while low < high:
+def _fewest(good: Callable[[int], bool], low: int, high: int, precision: float = 0.0) -> int:
+    """The smallest n in [low, high] for which ``good`` holds, by binary search (``good(high)`` is assumed), to
+    within ``precision`` of n (the answer is then the upper end: a count that is known to be good)."""
+    while low < high and high - low > precision * high:
         middle = (low + high) // 2
         if good(middle):
             high = middle

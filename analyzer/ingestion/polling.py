@@ -265,7 +265,9 @@ def poll_source(
         result.checkpoint_advanced = checkpoint_advance(source, window[1])
     if enqueue is None and (source.backend != SourceBackend.YARN_RM or mapreduce_enabled(source)):
         if suite is None:
-            suite = heuristics.load_suite(user_file=settings.HINDSIGHT_HEURISTICS_FILE)
+            suite = heuristics.load_suite(
+                user_file=settings.HINDSIGHT_HEURISTICS_FILE, profile=settings.HINDSIGHT_SEVERITY_PROFILE
+            )
         # A claim this poller still holds was abandoned by its own earlier pass (the database failed while the
         # outcome was written): passes run one at a time, so it is taken back now rather than after the lease.
         for claim_id in claims_due(source=source, poller_id=poller_id):
@@ -398,7 +400,8 @@ def analyze_claim(
         label, app = _fetch(claim, source)
         report = analyze(
             app,
-            suite or heuristics.configured_suite(settings.HINDSIGHT_HEURISTICS_FILE),
+            suite
+            or heuristics.configured_suite(settings.HINDSIGHT_HEURISTICS_FILE, settings.HINDSIGHT_SEVERITY_PROFILE),
             jobinfo.configured(settings.HINDSIGHT_JOBINFO_FILE),
         )
         extra = {
@@ -571,7 +574,9 @@ def poll_sources(
     *, now_ms: int | None = None, poller_id: str | None = None, on_analyzed: OnAnalyzed | None = None
 ) -> Iterator[PollResult]:
     """One pass over every enabled source of every cluster, one result per source as it is done."""
-    suite = heuristics.load_suite(user_file=settings.HINDSIGHT_HEURISTICS_FILE)
+    suite = heuristics.load_suite(
+        user_file=settings.HINDSIGHT_HEURISTICS_FILE, profile=settings.HINDSIGHT_SEVERITY_PROFILE
+    )
     poller = poller_id or default_poller_id()
     sources = sorted(Source.objects.filter(enabled=True).select_related("cluster"), key=_listing_order)
     for source in sources:

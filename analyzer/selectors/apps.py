@@ -234,7 +234,9 @@ def heuristic_choices() -> list[tuple[str, str]]:
 
         import heuristics  # imported late, as the help pages do: a broken suite must not break reads
 
-        suite = heuristics.configured_suite(settings.HINDSIGHT_HEURISTICS_FILE)  # cached per process
+        suite = heuristics.configured_suite(
+            settings.HINDSIGHT_HEURISTICS_FILE, settings.HINDSIGHT_SEVERITY_PROFILE
+        )  # cached per process
         return [(h.code, h.name) for h in suite.heuristics]
     except Exception:
         return []

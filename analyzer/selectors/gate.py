@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from django.conf import settings
 from django.db.models import F, Max
 
 from analyzer.models import AnalyzedApp, HeuristicResult, Severity
@@ -164,7 +165,10 @@ def heuristic_codes() -> set[str] | None:
     try:
         from heuristics import load_suite  # imported late, as the help pages do: a broken suite must not break reads
 
-        return {h.code for h in load_suite().heuristics}
+        return {
+            h.code
+            for h in load_suite(settings.HINDSIGHT_HEURISTICS_FILE, settings.HINDSIGHT_SEVERITY_PROFILE).heuristics
+        }
     except Exception:
         return None
 

@@ -7,7 +7,8 @@ single-user install: the embedded SQLite database, the local secret key, DEBUG o
 
 DATABASE_URL: `postgres://user@host:port/db` (PostgreSQL) or `sqlite:///path` (the embedded default,
 `var/hindsight.sqlite3` in the checkout). HINDSIGHT_HEURISTICS_FILE: optional YAML overriding heuristic
-thresholds (see heuristics/defaults.yaml). HINDSIGHT_REDACTION_PATTERNS: extra regexes, comma separated,
+thresholds (see heuristics/defaults.yaml). HINDSIGHT_SEVERITY_PROFILE: impact (default) or drelephant (docs/IMPACT.md,
+docs/HEURISTICS.md "Severity profiles"). HINDSIGHT_REDACTION_PATTERNS: extra regexes, comma separated,
 for configuration keys whose values are secrets.
 """
 
@@ -27,6 +28,12 @@ def _env_bool(name: str, default: bool) -> bool:
     if value is None:
         return default
     return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _severity_profile() -> str:
+    from heuristics.config import profile_from_env  # the one list of profile names
+
+    return profile_from_env()
 
 
 # A research library's threshold is written once, in the library (its DEFAULT_* constant or config dataclass): its
@@ -110,6 +117,10 @@ STATIC_ROOT = os.environ.get("HINDSIGHT_STATIC_ROOT") or None
 WHITENOISE_USE_FINDERS = True
 
 HINDSIGHT_HEURISTICS_FILE = os.environ.get("HINDSIGHT_HEURISTICS_FILE") or None
+# The severity profile every heuristic suite is loaded with: "impact" (severity bounded by measured cost) or
+# "drelephant" (Dr. Elephant's severities); the names and the default are heuristics.config's PROFILES. Anything else
+# stops start-up here (heuristics.ConfigError, naming the variable and the known names).
+HINDSIGHT_SEVERITY_PROFILE = _severity_profile()
 # How far back a new source's first poll looks when it has no checkpoint yet.
 HINDSIGHT_INITIAL_LOOKBACK_S = int(os.environ.get("HINDSIGHT_INITIAL_LOOKBACK_S", "3600"))
 HINDSIGHT_REDACTION_PATTERNS = [p for p in os.environ.get("HINDSIGHT_REDACTION_PATTERNS", "").split(",") if p]

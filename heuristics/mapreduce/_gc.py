@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from appmodel.formatting import format_duration, format_ratio
+from appmodel.formatting import format_bytes, format_duration, format_ratio
 from appmodel.mapreduce import MapReduceApp, MRPhase
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from appmodel.units import MIB
+from heuristics.base import Change, Headroom, Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.changes import HEAP_TO_CONTAINER, advice_with, suggested_memory
 from heuristics.mapreduce.common import (
     MAPREDUCE,
     counted,
+    heap_bytes,
     judge_sides,
     mean,
+    memory_changes,
     minutes,
     no_tasks,
     not_judged_unless_succeeded,
@@ -19,12 +23,13 @@ from heuristics.mapreduce.common import (
     ratio,
     select_tasks,
 )
-from heuristics.severity import Ascending
+from heuristics.severity import Ascending, Severity
 
 
 class GcConfig(HeuristicConfig, frozen=True):
     gc_ratio: Ascending  # average GC_TIME_MILLIS / average CPU_MILLISECONDS
     runtime_min: Ascending  # average task run time in minutes; caps the ratio's severity
+    suggested_growth: Headroom  # suggested heap = the heap x this; 1 to 10
 
 
 class GcBase(Heuristic[GcConfig]):
@@ -60,11 +65,22 @@ class GcBase(Heuristic[GcConfig]):
         ]
         if avg_cpu == 0:
             details.append(("Note", "the tasks logged no CPU time (CPU_MILLISECONDS 0)"))
+        changes: list[Change] = []
+        if severity > Severity.NONE:
+            xmx, container_mb = heap_bytes(app, phase)
+            committed = float(tasks.committed_heap_bytes[rows].max(initial=0))
+            heap = xmx or (container_mb * MIB * HEAP_TO_CONTAINER if container_mb else committed)
+            if heap > 0:
+                growth = self.config.suggested_growth
+                new_heap = suggested_memory(heap * growth, above=heap)
+                why = f"GC took {format_ratio(gc_cpu, 3)} of CPU time with a {format_bytes(heap)} heap: x {growth:g}"
+                changes = memory_changes(app, phase, new_heap, (container_mb or 0) * MIB, why)
         return self.result(
             severity,
             counted=counted(phase),
             details=details,
-            advice=self.advice,
+            advice=advice_with(self.advice.rstrip("."), changes),
+            changes=changes,
             observed=observed,
             stages=phase_stages(phase, severity),
         )

@@ -9,7 +9,8 @@ import numpy as np
 from appmodel.formatting import format_bytes, format_duration, format_percent
 from appmodel.mapreduce import MapReduceApp, MRPhase
 from appmodel.units import MIB
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed, PositiveCount
+from heuristics.base import Change, Headroom, Heuristic, HeuristicConfig, HeuristicResult, Observed, PositiveCount
+from heuristics.changes import HEAP_TO_CONTAINER, advice_with, suggested_memory
 from heuristics.mapreduce.common import (
     MAPREDUCE,
     PHASE_LABEL,
@@ -17,18 +18,20 @@ from heuristics.mapreduce.common import (
     counted,
     judge_sides,
     mean,
+    memory_changes,
     no_tasks,
     not_judged_unless_succeeded,
     phase_stages,
     select_tasks,
 )
-from heuristics.severity import Ascending, Descending
+from heuristics.severity import Ascending, Descending, Severity
 
 
 class MemoryConfig(HeuristicConfig, frozen=True):
     memory_ratio: Descending  # average PHYSICAL_MEMORY_BYTES / container memory (lower is worse)
     container_memory: Ascending  # container memory as a multiple of container_memory_default_mb; caps
     container_memory_default_mb: PositiveCount  # the cluster's usual container size (a divisor: at least 1)
+    headroom: Headroom  # suggested container = the largest task's physical memory x this; 1 to 10
 
 
 class MemoryBase(Heuristic[MemoryConfig]):
@@ -87,11 +90,21 @@ class MemoryBase(Heuristic[MemoryConfig]):
             *notes,
             *warnings,
         ]
+        changes: list[Change] = []
+        if severity > Severity.NONE:
+            top = float(np.max(physical))
+            committed = float(np.max(tasks.committed_heap_bytes[rows], initial=0))
+            wanted = suggested_memory(top * cfg.headroom, at_least=top)
+            heap = max(int(wanted * HEAP_TO_CONTAINER), int(committed))
+            if wanted < container:
+                why = f"largest {label} task used {format_bytes(top)} x {cfg.headroom:g}, of {format_bytes(container)}"
+                changes = memory_changes(app, phase, heap, wanted, why)
         return self.result(
             severity,
             counted=counted(phase),
             details=details,
-            advice=self.advice,
+            advice=advice_with(self.advice.rstrip("."), changes),
+            changes=changes,
             observed=observed,
             stages=phase_stages(phase, severity),
         )

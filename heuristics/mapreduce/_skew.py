@@ -8,7 +8,8 @@ import numpy as np
 
 from appmodel.formatting import format_bytes, format_duration, format_ratio
 from appmodel.mapreduce import MapReduceApp, MRPhase, MRTaskColumns
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed, Positive
+from heuristics.base import Change, Heuristic, HeuristicConfig, HeuristicResult, Observed, Positive
+from heuristics.changes import advice_with
 from heuristics.mapreduce.common import (
     MAPREDUCE,
     Floats,
@@ -52,6 +53,10 @@ class TaskSkewBase(Heuristic[SkewConfig]):
     def data_bytes(self, tasks: MRTaskColumns) -> Floats:
         raise NotImplementedError
 
+    def changes(self, groups: tuple[int, float, int, float], block: float) -> list[Change]:
+        """What evens the phase out, from the data skew's groups (A: many small, B: few large) and the block size."""
+        return []
+
     def evaluate(self, app: MapReduceApp) -> HeuristicResult:
         if (skipped := not_judged_unless_succeeded(self, app)) is not None:
             return skipped
@@ -68,6 +73,7 @@ class TaskSkewBase(Heuristic[SkewConfig]):
         details: list[tuple[str, str]] = [("Number of tasks", str(counted(phase)))]
 
         data_side: dict[str, float] = {}
+        groups = (0, 0.0, 0, 0.0)  # data skew: (tasks in A, avg A, tasks in B, avg B)
         data = self.data_bytes(phase.tasks)[with_counters.rows].astype(np.float64)
         if data.size:
             low = two_groups(data)
@@ -75,6 +81,7 @@ class TaskSkewBase(Heuristic[SkewConfig]):
             data_dev = deviation(avg_a, avg_b, 1.0) if low.any() and not low.all() else 0.0
             data_side = {"deviation": data_dev, "larger_group_blocks": avg_b / block, "num_tasks": float(low.sum())}
             observed["data_deviation"] = data_dev
+            groups = (int(low.sum()), avg_a, int((~low).sum()), avg_b)
             details += [
                 (f"Data skew (group A, {self.data_label})", f"{int(low.sum())} tasks @ {format_bytes(avg_a)} avg"),
                 (f"Data skew (group B, {self.data_label})", f"{int((~low).sum())} tasks @ {format_bytes(avg_b)} avg"),
@@ -98,11 +105,13 @@ class TaskSkewBase(Heuristic[SkewConfig]):
         severity, side = judge_sides(self, observed, [data_side, time_side])
         if side >= 0 and severity:
             details.append(("Decided by", "data skew" if side == 0 else "time skew"))
+        changes = self.changes(groups, block) if severity else []
         return self.result(
             severity,
             counted=counted(phase),
             details=[*details, *notes, *warnings],
-            advice=self.advice,
+            advice=advice_with(self.advice.rstrip("."), changes),
+            changes=changes,
             observed=observed,
             stages=phase_stages(phase, severity),
         )

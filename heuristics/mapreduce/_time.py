@@ -6,7 +6,8 @@ from typing import ClassVar
 
 from appmodel.formatting import format_duration
 from appmodel.mapreduce import MapReduceApp, MRPhase
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Change, Heuristic, HeuristicConfig, HeuristicResult, Observed, Positive
+from heuristics.changes import advice_with
 from heuristics.mapreduce.common import (
     MAPREDUCE,
     counted,
@@ -18,13 +19,14 @@ from heuristics.mapreduce.common import (
     phase_stages,
     select_tasks,
 )
-from heuristics.severity import Ascending, Descending
+from heuristics.severity import Ascending, Descending, Severity
 
 
 class TimeConfig(HeuristicConfig, frozen=True):
     short_runtime_min: Descending  # average task run time, minutes (lower is worse); capped by num_tasks
     long_runtime_min: Ascending  # average task run time, minutes; not capped
     num_tasks: Ascending  # tasks in the phase; caps the short-task severity
+    target_runtime_min: Positive  # suggested sizes aim at tasks of this many minutes
 
 
 class TimeBase(Heuristic[TimeConfig]):
@@ -37,6 +39,10 @@ class TimeBase(Heuristic[TimeConfig]):
         raise NotImplementedError
 
     def extra_details(self, phase: MRPhase) -> list[tuple[str, str]]:
+        return []
+
+    def changes(self, app: MapReduceApp, phase: MRPhase, short: bool, avg_ms: float) -> list[Change]:
+        """The setting that gives tasks of target_runtime_min at the phase's observed pace (see the help page)."""
         return []
 
     def evaluate(self, app: MapReduceApp) -> HeuristicResult:
@@ -66,11 +72,13 @@ class TimeBase(Heuristic[TimeConfig]):
         if severity:
             details.append(("Decided by", "many short tasks" if side == 0 else "long tasks"))
         advice = self.short_advice if side == 0 else self.long_advice
+        changes = self.changes(app, phase, side == 0, avg_ms) if severity > Severity.NONE else []
         return self.result(
             severity,
             counted=num_tasks,
             details=details,
-            advice=advice,
+            advice=advice_with(advice.rstrip("."), changes),
+            changes=changes,
             observed=observed,
             stages=phase_stages(phase, severity),
         )

@@ -10,9 +10,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from appmodel.formatting import format_bytes, setting_mebibytes
 from appmodel.mapreduce import MapReduceApp, MRJobStatus, MRPhase, MRPhaseKind
 from appmodel.units import MIB, parse_hadoop_size
-from heuristics.base import Heuristic, HeuristicResult, Observed
+from heuristics.base import Change, Heuristic, HeuristicResult, Observed
+from heuristics.changes import HEAP_TO_CONTAINER, suggested_memory, with_xmx, xmx_bytes
 from heuristics.severity import Severity, Thresholds
 
 MAPREDUCE: tuple[str, ...] = ("mapreduce",)
@@ -181,3 +183,31 @@ def block_size(app: MapReduceApp, default_mib: float, warnings: list[tuple[str, 
 
 def minutes(ms: float) -> float:
     return ms / MIN_MS
+
+
+# ---- changes: container and heap settings computed from the job (heuristics.changes has the formulas) ----------
+
+ROLE = {MRPhaseKind.MAP: "map", MRPhaseKind.REDUCE: "reduce"}
+
+
+def heap_bytes(app: MapReduceApp, phase: MRPhase) -> tuple[int | None, int | None]:
+    """(the -Xmx in mapreduce.<role>.java.opts, else mapred.child.java.opts; the container MiB set), None where
+    unknown."""
+    role = ROLE[phase.kind]
+    opts = app.conf_value(f"mapreduce.{role}.java.opts") or app.conf_value("mapred.child.java.opts")
+    container = conf_int(app, (f"mapreduce.{role}.memory.mb", f"mapred.job.{role}.memory.mb"), [])
+    return xmx_bytes(opts), (container[1] if container and container[1] > 0 else None)
+
+
+def memory_changes(app: MapReduceApp, phase: MRPhase, heap: int, container_at_least: int, why: str) -> list[Change]:
+    """A container and its heap: -Xmx = ``heap`` (whole MiB) in mapreduce.<role>.java.opts (other options kept),
+    mapreduce.<role>.memory.mb = heap / 0.8 (Hadoop's heap-to-container ratio), rounded up to 512 MiB, never below
+    ``container_at_least``."""
+    role = ROLE[phase.kind]
+    opts_key = f"mapreduce.{role}.java.opts"
+    opts = app.conf_value(opts_key) or app.conf_value("mapred.child.java.opts")
+    container = suggested_memory(heap / HEAP_TO_CONTAINER, at_least=container_at_least)
+    return [
+        Change(f"mapreduce.{role}.memory.mb", setting_mebibytes(container), why),
+        Change(opts_key, with_xmx(opts, heap), f"heap {format_bytes(heap)}, {HEAP_TO_CONTAINER:.0%} of the container"),
+    ]

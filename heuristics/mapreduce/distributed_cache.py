@@ -3,7 +3,7 @@ from __future__ import annotations
 from appmodel.formatting import format_bytes
 from appmodel.mapreduce import MapReduceApp
 from appmodel.units import MIB
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
+from heuristics.base import Change, Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
 from heuristics.mapreduce.common import MAPREDUCE
 from heuristics.registry import register
 from heuristics.severity import Severity
@@ -60,6 +60,8 @@ class DistributedCache(Heuristic["DistributedCache.Config"]):
     What to change:
         Ship less: put large lookup data in HDFS and read only what a task needs, use a map-side join over
         partitioned data instead of a broadcast copy, trim fat jars (no bundled Hadoop), and compress archives.
+        The change is not a setting: ship less through the cache, named with the largest cached file's size
+        against the limit.
 
     Differences from Dr. Elephant:
         Dr. Elephant read its limit from a key that did not match the one its shipped configuration set
@@ -117,10 +119,16 @@ class DistributedCache(Heuristic["DistributedCache.Config"]):
         if not details and checked == 0:
             return self.no_finding(("Distributed cache", "the job cached no files or archives"), **observed)
         details[:0] = [("Cached files and archives", str(checked)), ("Largest", format_bytes(largest))]
+        changes = []
+        if severity:
+            value = f"largest {format_bytes(largest)}, limit {format_bytes(limit)}"
+            why = "every task's node downloads each cached file: read large data from HDFS, trim jars, compress"
+            changes.append(Change("ship less through the distributed cache", value, why))
         return self.result(
             severity,
             counted=0,
             details=details,
             advice="Ship less through the distributed cache: read large data from HDFS, trim jars, compress.",
+            changes=changes,
             observed=observed,
         )

@@ -3,7 +3,8 @@ from __future__ import annotations
 import math
 
 from appmodel.mapreduce import MapReduceApp, MRJobStatus, MRPhase, MRPhaseKind, MRTaskStatus
-from heuristics.base import Count, Heuristic, HeuristicConfig, HeuristicResult, Observed, PositiveCount
+from heuristics.base import Change, Count, Heuristic, HeuristicConfig, HeuristicResult, Observed, PositiveCount
+from heuristics.changes import failure_kind
 from heuristics.mapreduce.common import MAPREDUCE, PHASE_STAGE
 from heuristics.registry import register
 from heuristics.severity import Severity
@@ -40,6 +41,8 @@ class MrException(Heuristic["MrException.Config"]):
         Fix the error the first failed task reports (a bug in the map or reduce code, bad input records,
         OutOfMemoryError: more memory or less per task; a timeout: report progress or raise
         mapreduce.task.timeout), then rerun.
+        The change is not a setting: it names the exception class of the first failed task's error (or the
+        diagnostics when no task logged one).
 
     Differences from Dr. Elephant:
         Dr. Elephant showed only the job's diagnostics, which some Hadoop versions leave empty (0.23 writes
@@ -85,8 +88,15 @@ class MrException(Heuristic["MrException.Config"]):
             if first_line
             else ("See the diagnostics and the failed tasks' logs.")
         )
+        changes = [Change("fix the failure", failure_kind(first), bounded(first_line, 200))] if first.strip() else []
         return self.result(
-            Severity.MODERATE, counted=0, details=details, advice=advice, observed=observed, stages=stages
+            Severity.MODERATE,
+            counted=0,
+            details=details,
+            advice=advice,
+            observed=observed,
+            stages=stages,
+            changes=changes,
         )
 
     @staticmethod

@@ -22,6 +22,10 @@ class MapperGc(GcBase):
     What to change:
         Raise the map heap (the -Xmx in mapreduce.map.java.opts, with mapreduce.map.memory.mb above it), hold
         less in memory in the mapper, or lower mapreduce.task.io.sort.mb if the sort buffer crowds the heap.
+        The changes: -Xmx in mapreduce.map.java.opts = the current heap (its -Xmx, else 80% of
+        mapreduce.map.memory.mb, else the largest committed heap) x suggested_growth (1.5), rounded up to 512 MiB,
+        and mapreduce.map.memory.mb = that heap / 0.8 (Hadoop's heap-to-container ratio), never below the
+        current container.
 
     Differences from Dr. Elephant:
         Same formula and thresholds. Averages are not cut to whole milliseconds, tasks that logged no counters

@@ -22,6 +22,10 @@ class MapperMemory(MemoryBase):
     What to change:
         Lower mapreduce.map.memory.mb towards the peak the tasks need (with headroom), and the -Xmx in
         mapreduce.map.java.opts with it (about 75-80% of the container).
+        The changes: mapreduce.map.memory.mb = the largest task's physical memory x headroom (1.2), rounded up
+        to 512 MiB (never below that peak), and -Xmx in mapreduce.map.java.opts = 80% of it (Hadoop's
+        mapreduce.job.heap.memory-mb.ratio), never below the largest committed heap (the container grows to
+        heap / 0.8 if that is larger). Dr. Elephant's help page gave the direction only, no value.
 
     Differences from Dr. Elephant:
         Same formula and code defaults: the container cap is 1.1 / 1.5 / 2 / 2.5 x 2048 MB as Dr. Elephant's

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+from appmodel.formatting import format_bytes
 from appmodel.mapreduce import MapReduceApp, MRPhase, MRTaskColumns
+from heuristics.base import Change
 from heuristics.mapreduce._skew import TaskSkewBase
 from heuristics.mapreduce.common import Floats
 from heuristics.registry import register
@@ -28,6 +30,11 @@ class MapperSkew(TaskSkewBase):
         hive.input.format=CombineHiveInputFormat), store large files with a splittable codec (bzip2, or
         compressed container formats such as ORC, Parquet, Avro, SequenceFile) so they split, and bound split
         sizes with mapreduce.input.fileinputformat.split.minsize / split.maxsize.
+        The change, from the data skew's groups: when the large mappers (group B) read more than an HDFS block
+        on average, splits are larger than blocks (a high split.minsize, or unsplittable files), so
+        mapreduce.input.fileinputformat.split.maxsize = the block size (dfs.blocksize) in bytes; otherwise the
+        small mappers (group A) are small files, and the change is to combine them (not a setting), named with
+        their count and average input.
 
     Differences from Dr. Elephant:
         Dr. Elephant divided integers: the deviation of averages 100 and 250 was 1, not 1.5, and time averages
@@ -53,3 +60,13 @@ class MapperSkew(TaskSkewBase):
 
     def data_bytes(self, tasks: MRTaskColumns) -> Floats:
         return tasks.filesystem_bytes_read.astype("float64")
+
+    def changes(self, groups: tuple[int, float, int, float], block: float) -> list[Change]:
+        count_a, avg_a, count_b, avg_b = groups
+        if not count_a or not count_b:
+            return []
+        if avg_b > block:
+            why = f"{count_b} mappers read {format_bytes(avg_b)} on average, more than a {format_bytes(block)} block"
+            return [Change("mapreduce.input.fileinputformat.split.maxsize", str(int(block)), why)]
+        why = "CombineFileInputFormat (Hive: hive.input.format=CombineHiveInputFormat) packs small files per split"
+        return [Change("combine small input files", f"{count_a} mappers read {format_bytes(avg_a)} on average", why)]

@@ -5,7 +5,8 @@ import numpy as np
 from appmodel.formatting import format_bytes, format_duration
 from appmodel.mapreduce import MapReduceApp
 from appmodel.units import MIB
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed, Positive
+from heuristics.base import Change, Heuristic, HeuristicConfig, HeuristicResult, Observed, Positive
+from heuristics.changes import advice_with
 from heuristics.mapreduce.common import (
     MAPREDUCE,
     counted,
@@ -39,6 +40,8 @@ class MapperSpeed(Heuristic["MapperSpeed.Config"]):
         Profile the map function and make it cheaper (parse once, avoid per-record object creation and
         regular expressions), move heavy work to after a filter, and check the output size: a mapper emitting
         much more than it reads spends its time writing and spilling.
+        The change is not a setting (no setting makes a map function cheaper): profile the map function, named
+        with the median speed against the disk speed.
 
     Differences from Dr. Elephant:
         Same formula and thresholds (median speed vs 1/2, 1/4, 1/8, 1/32 of 100 MiB/s; median run time 5, 10,
@@ -85,11 +88,17 @@ class MapperSpeed(Heuristic["MapperSpeed.Config"]):
             ("Median task speed", f"{format_bytes(median_speed)}/s"),
             *selection.notes,
         ]
+        changes = []
+        if severity:
+            value = f"median {format_bytes(median_speed)}/s of a {format_bytes(cfg.disk_read_speed_mib_s * MIB)}/s disk"
+            why = "the mappers are CPU-bound: the time goes to the map function or to writing its output"
+            changes.append(Change("profile the map function", value, why))
         return self.result(
             severity,
             counted=counted(phase),
             details=details,
-            advice="Make the map function cheaper (it is CPU-bound, not input-bound), or check how much it writes.",
+            advice=advice_with("Make the map function cheaper (it is CPU-bound, not input-bound)", changes),
+            changes=changes,
             observed=observed,
             stages=phase_stages(phase, severity),
         )

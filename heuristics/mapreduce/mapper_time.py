@@ -1,9 +1,13 @@
 from __future__ import annotations
 
-from appmodel.formatting import format_bytes
+import math
+
+from appmodel.formatting import format_bytes, format_duration
 from appmodel.mapreduce import MapReduceApp, MRPhase
+from appmodel.units import MIB
+from heuristics.base import Change
 from heuristics.mapreduce._time import TimeBase
-from heuristics.mapreduce.common import mean, select_tasks
+from heuristics.mapreduce.common import MIN_MS, mean, select_tasks
 from heuristics.registry import register
 
 
@@ -26,6 +30,11 @@ class MapperTime(TimeBase):
         Too many short mappers: give each more input (combine small files with CombineFileInputFormat, raise
         mapreduce.input.fileinputformat.split.minsize). Too few long mappers: give each less input (lower
         mapreduce.input.fileinputformat.split.maxsize, make large files splittable).
+        The change scales each mapper's input to a run of target_runtime_min (12 minutes: between the 10 at
+        which short mappers are flagged and the 15 at which long ones are) at the pace the mappers ran: size =
+        average input per mapper x target / average run time, in whole MiB, as
+        mapreduce.input.fileinputformat.split.minsize (too short) or split.maxsize (too long), in bytes as
+        Hadoop reads them. Dr. Elephant's help page gave the direction only; its thresholds are kept.
 
     Differences from Dr. Elephant:
         Same formula and thresholds. Tasks are timed whether or not they logged counters (Dr. Elephant dropped
@@ -46,3 +55,20 @@ class MapperTime(TimeBase):
         if not rows.any():
             return []
         return [("Avg input size", format_bytes(mean(phase.tasks.filesystem_bytes_read[rows])))]
+
+    def changes(self, app: MapReduceApp, phase: MRPhase, short: bool, avg_ms: float) -> list[Change]:
+        rows = select_tasks(phase, counters=True, timed=False).rows
+        avg_input = mean(phase.tasks.filesystem_bytes_read[rows]) if rows.any() else 0.0
+        if avg_input <= 0 or avg_ms <= 0:
+            return []
+        target_ms = self.config.target_runtime_min * MIN_MS
+        if not math.isfinite(target_ms):  # an infinite target: no size to suggest
+            return []
+        size = avg_input * target_ms / avg_ms
+        mib = max(1, int(size // MIB) + (1 if short else 0))
+        key = "mapreduce.input.fileinputformat.split." + ("minsize" if short else "maxsize")
+        why = (
+            f"{format_bytes(avg_input)} per mapper in {format_duration(avg_ms)}: "
+            f"x {format_duration(target_ms)} / {format_duration(avg_ms)} = {format_bytes(mib * MIB)}"
+        )
+        return [Change(key, str(mib * MIB), why)]

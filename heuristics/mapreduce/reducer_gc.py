@@ -23,6 +23,9 @@ class ReducerGc(GcBase):
         Raise the reduce heap (the -Xmx in mapreduce.reduce.java.opts, with mapreduce.reduce.memory.mb above
         it), stream a key's values instead of collecting them, or shrink the in-memory shuffle
         (mapreduce.reduce.shuffle.input.buffer.percent).
+        The changes: -Xmx in mapreduce.reduce.java.opts = the current heap (its -Xmx, else 80% of
+        mapreduce.reduce.memory.mb, else the largest committed heap) x suggested_growth (1.5), rounded up to
+        512 MiB, and mapreduce.reduce.memory.mb = that heap / 0.8, never below the current container.
 
     Differences from Dr. Elephant:
         Same formula and thresholds. Averages are not cut to whole milliseconds, tasks that logged no counters

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+from appmodel.formatting import format_bytes
 from appmodel.mapreduce import MapReduceApp, MRPhase, MRTaskColumns
+from heuristics.base import Change
 from heuristics.mapreduce._skew import TaskSkewBase
 from heuristics.mapreduce.common import Floats
 from heuristics.registry import register
@@ -27,6 +29,8 @@ class ReducerSkew(TaskSkewBase):
         Find the hot keys and spread them: a custom Partitioner, salting hot keys and merging in a second step,
         a Combiner to shrink map output before the shuffle, or (Hive) hive.groupby.skewindata=true and
         hive.optimize.skewjoin=true.
+        The change is not a setting: salt the hot keys, named with the large reducers' (group B's) count and
+        average shuffle input against the others'.
 
     Differences from Dr. Elephant:
         Dr. Elephant divided integers: the deviation of averages 100 and 250 was 1, not 1.5, and time averages
@@ -49,3 +53,11 @@ class ReducerSkew(TaskSkewBase):
 
     def data_bytes(self, tasks: MRTaskColumns) -> Floats:
         return tasks.reduce_shuffle_bytes.astype("float64")
+
+    def changes(self, groups: tuple[int, float, int, float], block: float) -> list[Change]:
+        count_a, avg_a, count_b, avg_b = groups
+        if not count_a or not count_b:
+            return []
+        value = f"{count_b} reducers got {format_bytes(avg_b)} on average, the other {count_a} {format_bytes(avg_a)}"
+        why = "a hot key lands on one reducer: a random salt (or a custom Partitioner) spreads it, a second step merges"
+        return [Change("salt the hot reduce keys", value, why)]

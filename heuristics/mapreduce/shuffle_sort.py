@@ -2,12 +2,17 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import numpy.typing as npt
+
 from appmodel.formatting import format_duration, format_ratio
 from appmodel.mapreduce import MapReduceApp
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Change, Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
+from heuristics.changes import advice_with
 from heuristics.mapreduce.common import (
     MAPREDUCE,
     Selection,
+    conf_int,
     counted,
     judge_sides,
     mean,
@@ -42,6 +47,11 @@ class ShuffleSort(Heuristic["ShuffleSort.Config"]):
         they do not wait for mappers, compress map output (mapreduce.map.output.compress), add a Combiner,
         raise mapreduce.reduce.shuffle.parallelcopies. Long sort: give the merge more memory
         (mapreduce.reduce.shuffle.input.buffer.percent, mapreduce.task.io.sort.factor).
+        The change, for the side that decided: long shuffle, mapreduce.job.reduce.slowstart.completedmaps =
+        slowstart_completed_maps (0.9: reducers start when nine in ten maps are done, so they wait on at most the
+        last tenth), given when the job's own value (0.05 unless set) is lower. Long sort,
+        mapreduce.task.io.sort.factor = the average map outputs a reducer merged (SHUFFLED_MAPS), so one pass
+        merges them all, at most 100 open files, and above the current factor (10 unless set).
 
     Differences from Dr. Elephant:
         Same thresholds (1, 5, 10, 30 minutes; ratio 1, 2, 4, 8). Dr. Elephant divided integers (2 x time /
@@ -57,6 +67,7 @@ class ShuffleSort(Heuristic["ShuffleSort.Config"]):
     class Config(HeuristicConfig, frozen=True):
         runtime_min: Ascending  # average shuffle (or sort) time in minutes
         runtime_ratio: Ascending  # 2 x average shuffle (or sort) time / average reducer code time; caps
+        slowstart_completed_maps: NonNegative  # suggested reducer slow start when shuffle decides (0 to 1)
 
     def evaluate(self, app: MapReduceApp) -> HeuristicResult:
         if (skipped := not_judged_unless_succeeded(self, app)) is not None:
@@ -98,11 +109,34 @@ class ShuffleSort(Heuristic["ShuffleSort.Config"]):
             else "Give the reduce-side merge more memory (mapreduce.reduce.shuffle.input.buffer.percent, "
             "mapreduce.task.io.sort.factor)."
         )
+        changes = self._changes(app, which == 0, rows) if severity else []
         return self.result(
             severity,
             counted=counted(phase),
             details=details,
-            advice=advice,
+            advice=advice_with(advice.rstrip("."), changes),
+            changes=changes,
             observed=observed,
             stages=phase_stages(phase, severity),
         )
+
+    def _changes(self, app: MapReduceApp, shuffle: bool, rows: npt.NDArray[np.bool_]) -> list[Change]:
+        if shuffle:
+            wanted = min(self.config.slowstart_completed_maps, 1.0)
+            raw = app.conf_value("mapreduce.job.reduce.slowstart.completedmaps")
+            try:
+                current = float(raw) if raw else 0.05  # Hadoop's default
+            except ValueError:
+                current = 0.05
+            if current >= wanted:
+                return []
+            why = f"reducers started after {current:g} of the maps and waited for the rest in shuffle"
+            return [Change("mapreduce.job.reduce.slowstart.completedmaps", f"{wanted:g}", why)]
+        setting = conf_int(app, ("mapreduce.task.io.sort.factor", "io.sort.factor"), [])
+        current_factor = setting[1] if setting else 10  # Hadoop's default
+        outputs = mean(app.reduces.tasks.shuffled_maps[rows])
+        factor = min(max(math.ceil(outputs), current_factor + 1), max(100, current_factor + 1))
+        if outputs <= current_factor:
+            return []
+        why = f"each reducer merged {outputs:.0f} map outputs {current_factor} at a time"
+        return [Change("mapreduce.task.io.sort.factor", str(factor), why)]

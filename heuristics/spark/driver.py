@@ -1,9 +1,12 @@
 from __future__ import annotations
 
-from appmodel.formatting import format_bytes, format_duration, format_percent, format_ratio
+import math
+
+from appmodel.formatting import format_bytes, format_duration, format_percent, format_ratio, setting_size
 from appmodel.spark import SparkApp
 from appmodel.units import GIB, MIB
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
+from heuristics.base import Change, Headroom, Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
+from heuristics.changes import advice_with, suggested_memory
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import MIN_MS, NO_EXECUTOR_METRICS, SPARK, conf_bytes, conf_int, local_mode, peak
@@ -26,6 +29,12 @@ class Driver(Heuristic["Driver.Config"]):
     What to change:
         Lower spark.driver.memory / spark.driver.cores to what the driver uses; if it is GC-bound, avoid
         collecting large results to the driver, broadcast less, or give it more memory.
+        The changes, for the worst check: GC-bound, spark.driver.memory = the larger of the current memory and
+        the heap peak, x suggested_growth (1.5), rounded up to 512 MiB (whole GiB above 8 GiB), above the
+        current value. Memory above its heap peak, spark.driver.memory = heap peak x suggested_headroom (1.2),
+        rounded up the same way and never below the peak. Sizing rules (cores, memory, overhead at or above their
+        low threshold): the largest whole number of cores or GiB below that threshold; for memory, when the heap
+        peak is known, heap peak x suggested_headroom instead (what the driver needs, whatever the threshold).
 
     Differences from Dr. Elephant:
         Same thresholds (cores 5, 7, 9, 11; memory 10, 15, 20, 25 GiB; overhead 2, 4, 6, 8 GiB; GC 0.08, 0.09,
@@ -48,6 +57,8 @@ class Driver(Heuristic["Driver.Config"]):
         allocated_to_peak: Ascending  # memory / (heap peak + reserve)
         reserve_mib: NonNegative  # added to the heap peak; 0: none
         min_driver_memory_gib: NonNegative  # drivers this small or smaller are not judged on allocated/peak; 0: all
+        suggested_headroom: Headroom  # suggested memory = heap peak x this; 1 to 10 (never below the peak)
+        suggested_growth: Headroom  # a GC-bound driver is suggested its memory x this; 1 to 10
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config
@@ -92,16 +103,51 @@ class Driver(Heuristic["Driver.Config"]):
 
         severity = max((sev for _, _, sev in checks), default=Severity.NONE)
         worst = max(checks, key=lambda c: c[2])[0] if checks else ""
-        advice = (
-            "The driver is GC-bound: collect and broadcast less, or give it more memory."
+        changes = self._changes(worst, checks, memory or GIB, heap) if severity > Severity.NONE else []
+        advice = advice_with(
+            "The driver is GC-bound: collect and broadcast less, or give it more memory"
             if worst == "Driver GC"
-            else "Size the driver to what it uses (spark.driver.memory, spark.driver.cores, overhead)."
+            else "Size the driver to what it uses",
+            changes,
         )
         return self.result(
             severity,
             counted=1,
             details=[(name, f"{shown} ({sev.label})" if sev else shown) for name, shown, sev in checks] + warnings,
             advice=advice,
+            changes=changes,
             observed=observed,
             executors=["driver"] if severity >= Severity.MODERATE else [],
         )
+
+    def _changes(
+        self, worst: str, checks: list[tuple[str, str, Severity]], memory: int, heap: int | None
+    ) -> list[Change]:
+        cfg = self.config
+        key = "spark.driver.memory"
+        if worst == "Driver GC":
+            base = max(memory, heap or 0)
+            value = suggested_memory(base * cfg.suggested_growth, above=memory)
+            why = f"the driver is GC-bound at {format_bytes(memory)}: {format_bytes(base)} x {cfg.suggested_growth:g}"
+            return [Change(key, setting_size(value), why)]
+        needed = suggested_memory(heap * cfg.suggested_headroom, at_least=heap) if heap else None
+        if worst == "Driver heap peak" and heap and needed is not None and needed < memory:
+            why = f"driver heap peak {format_bytes(heap)} x {cfg.suggested_headroom:g}, rounded up"
+            return [Change(key, setting_size(needed), why)]
+        changes = []
+        for name, _shown, sev in checks:
+            if not sev or (name not in ("spark.driver.cores", key) and not name.endswith("memoryOverhead")):
+                continue
+            threshold_key = {"spark.driver.cores": "driver_cores", key: "driver_memory_gib"}.get(
+                name, "memory_overhead_gib"
+            )
+            low = float(getattr(cfg, threshold_key).low)
+            below = max(1, math.ceil(low) - 1)
+            if name == "spark.driver.cores":
+                changes.append(Change(name, str(below), f"below the {low:g} cores this check flags"))
+            elif name == key and needed is not None:
+                why = f"the driver's heap peak {format_bytes(heap or 0)} x {cfg.suggested_headroom:g}, rounded up"
+                changes.append(Change(name, setting_size(needed), why))
+            else:
+                changes.append(Change(name, f"{below}g", f"below the {low:g} GiB this check flags"))
+        return changes

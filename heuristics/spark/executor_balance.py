@@ -6,9 +6,10 @@ from appmodel.formatting import format_bytes, format_duration, format_ratio
 from appmodel.spark import SparkApp
 from appmodel.units import MIB
 from heuristics.base import Count, Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
+from heuristics.changes import advice_with
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
-from heuristics.spark.common import MIN_MS, SPARK, executor_sums, task_executors
+from heuristics.spark.common import MIN_MS, SPARK, dynamic_allocation_changes, executor_sums, task_executors
 from heuristics.spark.table import Floats
 
 
@@ -29,6 +30,10 @@ class ExecutorBalance(Heuristic["ExecutorBalance.Config"]):
         Repartition skewed data (salt hot keys, spark.sql.adaptive.skewJoin.enabled), avoid a few huge
         input files, and with dynamic allocation let idle executors go (spark.dynamicAllocation.
         executorIdleTimeout).
+        The change is spark.dynamicAllocation.enabled=true when it was off (with
+        spark.dynamicAllocation.shuffleTracking.enabled=true on Spark 3.x without an external shuffle service), so
+        executors that finished their share are released while the busiest one works; the skew behind uneven
+        data is named, with its stage, by the task skew and large partition findings.
 
     Differences from Dr. Elephant:
         Same thresholds (1.334, 1.778, 3.162, 10) and the same "too small to matter" guards (max below
@@ -102,11 +107,15 @@ class ExecutorBalance(Heuristic["ExecutorBalance.Config"]):
             if metric_severity >= Severity.MODERATE:
                 involved.append(metric_ids[int(values.argmax())])
             severity = max(severity, metric_severity)
+        changes = dynamic_allocation_changes(app, "executors that finished their share hold their cores and memory")
         return self.result(
             severity,
             counted=len(executors),
             details=details,
-            advice="Spread the work: repartition skewed data or salt hot keys, and let idle executors go.",
+            advice=advice_with(
+                "Spread the work (repartition skewed data or salt hot keys) and let idle executors go", changes
+            ),
+            changes=changes,
             observed=observed,
             executors=involved,
         )

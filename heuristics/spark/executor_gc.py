@@ -2,12 +2,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from appmodel.formatting import format_duration, format_percent
+from appmodel.formatting import format_bytes, format_duration, format_percent, setting_size
 from appmodel.spark import SparkApp
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
+from appmodel.units import GIB
+from heuristics.base import Change, Headroom, Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
+from heuristics.changes import advice_with, suggested_memory
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
-from heuristics.spark.common import MIN_MS, SPARK, executor_sums, executors_counted, ratio
+from heuristics.spark.common import (
+    MIN_MS,
+    SPARK,
+    conf_bytes,
+    executor_sums,
+    executors_counted,
+    memory_key,
+    peak,
+    ratio,
+    task_executors,
+)
 from heuristics.spark.table import task_table
 
 
@@ -29,6 +41,9 @@ class ExecutorGc(Heuristic["ExecutorGc.Config"]):
         Give executors more memory (spark.executor.memory) or fewer concurrent tasks per executor
         (spark.executor.cores), cache less or cache serialized (MEMORY_ONLY_SER / MEMORY_AND_DISK_SER),
         use more partitions so each task holds less, and prefer Kryo and primitive-typed data.
+        The change is spark.executor.memory (spark.driver.memory in local mode) = the larger of the current heap
+        and the highest heap peak, x suggested_growth (1.5), rounded up to 512 MiB (whole GiB above 8 GiB) and
+        above the current heap.
 
     Differences from Dr. Elephant:
         Dr. Elephant used executor totals and, on its customSHSWork branch, slightly different thresholds
@@ -45,6 +60,7 @@ class ExecutorGc(Heuristic["ExecutorGc.Config"]):
         gc_ratio: Ascending  # GC time / task time
         min_task_time_min: NonNegative  # below this total task time the app-wide ratio is not judged; 0: always
         min_stage_task_time_min: NonNegative  # a stage's tasks must total at least this to be judged alone; 0: all
+        suggested_growth: Headroom  # suggested heap = the heap (or its peak) x this; 1 to 10
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config
@@ -78,7 +94,16 @@ class ExecutorGc(Heuristic["ExecutorGc.Config"]):
             )
 
         executors = []
+        changes: list[Change] = []
         if severity > Severity.NONE:
+            key = memory_key(app)
+            memory = conf_bytes(app, key, []) or GIB  # Spark's default heap is 1g
+            heap_peak = max((p for e in task_executors(app) if (p := peak(e, "JVMHeapMemory")) is not None), default=0)
+            base = max(memory, heap_peak)
+            growth = cfg.suggested_growth
+            value = suggested_memory(base * growth, above=memory)
+            why = f"GC took {format_percent(app_ratio)} of task time with {key}={format_bytes(memory)}"
+            changes.append(Change(key, setting_size(value), f"{why}: {format_bytes(base)} x {growth:g}"))
             gc = executor_sums(app, "jvm_gc_time_ms")
             task = executor_sums(app, "duration_ms")
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -88,8 +113,8 @@ class ExecutorGc(Heuristic["ExecutorGc.Config"]):
             severity,
             counted=executors_counted(app),
             details=details,
-            advice="Give executors more heap (spark.executor.memory) or fewer cores each, cache less, "
-            "or use more partitions.",
+            advice=advice_with("Give executors more heap (or fewer cores each, cache less)", changes),
+            changes=changes,
             observed=observed,
             stages=[table.stages[i].key for i in flagged],
             executors=executors,

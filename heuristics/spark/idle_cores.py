@@ -5,9 +5,17 @@ import re
 from appmodel.formatting import format_duration, format_percent
 from appmodel.spark import Executor, SparkApp
 from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
+from heuristics.changes import advice_with
 from heuristics.registry import register
 from heuristics.severity import Ascending
-from heuristics.spark.common import MIN_MS, SPARK, conf_int, executors_counted, task_executors
+from heuristics.spark.common import (
+    MIN_MS,
+    SPARK,
+    conf_int,
+    dynamic_allocation_changes,
+    executors_counted,
+    task_executors,
+)
 from heuristics.spark.table import task_table
 
 LOCAL_THREADS = re.compile(r"^local\[(\d+)")
@@ -29,6 +37,10 @@ class IdleCores(Heuristic["IdleCores.Config"]):
     What to change:
         Use dynamic allocation (spark.dynamicAllocation.enabled) with a short executorIdleTimeout, fewer or
         smaller executors, more partitions for stages with stragglers, and less driver-side work between jobs.
+        The change is spark.dynamicAllocation.enabled=true when it was off (with
+        spark.dynamicAllocation.shuffleTracking.enabled=true on Spark 3.x without an external shuffle service).
+        When it was already on, or in local mode, the executor count is the change: the what-if replay computes
+        it (spark.executor.instances), not this heuristic.
 
     Differences from Dr. Elephant:
         Dr. Elephant only estimated wasted memory from spark.executor.instances (and gave 0 under dynamic
@@ -81,11 +93,15 @@ class IdleCores(Heuristic["IdleCores.Config"]):
         ]
         if unknown:
             details.append(("Warning", f"cores unknown for {len(unknown)} executor(s); left out"))
+        changes = dynamic_allocation_changes(app, f"executors' cores were idle {format_percent(idle)} of the time")
         return self.result(
             severity,
             counted=executors_counted(app),
             details=details + warnings,
-            advice="Release idle executors (dynamic allocation, short idle timeout) or use fewer, smaller ones.",
+            advice=advice_with("Release idle executors", changes)
+            if changes
+            else "Release idle executors (dynamic allocation, short idle timeout) or use fewer, smaller ones.",
+            changes=changes,
             observed=observed,
         )
 

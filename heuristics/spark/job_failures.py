@@ -1,12 +1,19 @@
 from __future__ import annotations
 
+import re
+
 from appmodel.formatting import format_percent
 from appmodel.spark import JobStatus, SparkApp
-from heuristics.base import Count, Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Change, Count, Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.changes import advice_with
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import SPARK, ratio
-from heuristics.spark.failures import task_outcomes_by_stage
+from heuristics.spark.failures import failure_changes, task_outcomes_by_stage
+
+ATTEMPTS_USED = re.compile(r"failed (\d+) times")
+# Failures another attempt can outlive: lost shuffle output or executors, the network.
+TRANSIENT = re.compile(r"FetchFailed|ExecutorLost|TaskResultLost|java\.net\.|SocketTimeout|ConnectException")
 
 
 @register
@@ -24,6 +31,11 @@ class JobFailures(Heuristic["JobFailures.Config"]):
     What to change:
         Read the failure reasons in the details and in the Spark UI: fix the exception, give tasks more memory,
         or exclude bad nodes (spark.excludeOnFailure.enabled).
+        The change is not a setting: it names the most common failure (the exception class, or Spark's
+        failure kind) over the failed task attempts of the jobs involved, and the stage where it happened most.
+        spark.task.maxFailures = twice the attempts a task had is added only when a job failed because a task
+        used up its attempts ("failed N times") on a transient failure (fetch failure, lost executor, network):
+        more attempts do not fix an exception the code or data raises every time.
 
     Differences from Dr. Elephant:
         Dr. Elephant's thresholds (0.1, 0.3, 0.5, 0.5) made SEVERE unreachable; Hindsight uses
@@ -82,11 +94,24 @@ class JobFailures(Heuristic["JobFailures.Config"]):
             details.append((f"Job {job.job_id} failed", reason))
         flagged_ids = {f[1] for f in flagged if f[0] >= Severity.MODERATE} | {j.job_id for j in failed_jobs}
         stage_ids = {s for j in finished if j.job_id in flagged_ids for s in j.stage_ids}
+        involved_ids = {f[1] for f in flagged} | {j.job_id for j in failed_jobs}
+        involved_stages = {s for j in finished if j.job_id in involved_ids for s in j.stage_ids}
+        changes = failure_changes(app, [key for key in app.stages if key[0] in involved_stages])
+        for job in failed_jobs:
+            attempts = ATTEMPTS_USED.search(job.failure_reason or "")
+            if attempts and TRANSIENT.search((job.failure_reason or "")[attempts.end() : attempts.end() + 2000]):
+                n = int(attempts.group(1))
+                why = f"job {job.job_id} failed when a task used its {n} attempts on a transient failure"
+                changes.append(Change("spark.task.maxFailures", str(2 * n), why))
+                break
         return self.result(
             severity,
             counted=counted,
             details=details,
-            advice="Fix the failure reasons shown (exceptions, memory, bad nodes) so jobs and tasks stop failing.",
+            advice=advice_with("Fix the failures", changes)
+            if changes
+            else "Fix the failure reasons shown (exceptions, memory, bad nodes) so jobs and tasks stop failing.",
+            changes=changes,
             observed=observed,
             stages=[key for key in app.stages if key[0] in stage_ids],
         )

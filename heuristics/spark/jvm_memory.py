@@ -1,9 +1,10 @@
 from __future__ import annotations
 
-from appmodel.formatting import format_bytes, format_ratio
+from appmodel.formatting import format_bytes, format_ratio, setting_size
 from appmodel.spark import SparkApp
 from appmodel.units import GIB, MIB
-from heuristics.base import Headroom, Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
+from heuristics.base import Change, Headroom, Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
+from heuristics.changes import advice_with, suggested_memory
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import (
@@ -30,11 +31,14 @@ class JvmMemory(Heuristic["JvmMemory.Config"]):
         used by anyone else.
 
     What to change:
-        Lower spark.executor.memory towards the suggested value in the details (1.2 x the highest peak).
+        Lower spark.executor.memory (spark.driver.memory in local mode) to the highest heap peak x
+        suggested_headroom (1.2, as Dr. Elephant suggested), rounded up to 512 MiB (whole GiB above 8 GiB):
+        never below the peak, and no change when that is not below the current value.
 
     Differences from Dr. Elephant:
         Same thresholds (1.25, 1.5, 2, 3) and guard (2 GiB or less is not judged); tasks must also total at
-        least min_task_time_min, since heartbeat-sampled peaks of a short app are unreliable. Dr. Elephant needed
+        least min_task_time_min, since heartbeat-sampled peaks of a short app are unreliable (the drelephant
+        profile sets it to 0, as Dr. Elephant had no such guard). Dr. Elephant needed
         LinkedIn's patched History Server for the peak; Hindsight uses Spark's JVMHeapMemory executor metric
         and reports NONE with an explanation when the log has no executor metrics. In local mode the driver is
         the executor, so spark.driver.memory is compared.
@@ -70,7 +74,11 @@ class JvmMemory(Heuristic["JvmMemory.Config"]):
         allocated_to_peak = memory / max(top + cfg.reserve_mib * MIB, 1)
         observed: Observed = {"memory": memory, "max_heap_peak": top}
         severity = self.judge(observed, "allocated_to_peak", allocated_to_peak)
-        suggested = int(top * cfg.suggested_headroom)
+        suggested = suggested_memory(top * cfg.suggested_headroom, at_least=top)
+        changes = []
+        if suggested < memory:
+            why = f"highest heap peak {format_bytes(top)} (executor {top_executor}) x {cfg.suggested_headroom:g}"
+            changes.append(Change(key, setting_size(suggested), f"{why}, rounded up"))
         details += [
             ("Highest heap peak", f"{format_bytes(top)} on executor {top_executor}"),
             ("Allocated / (peak + reserve)", format_ratio(allocated_to_peak)),
@@ -80,7 +88,8 @@ class JvmMemory(Heuristic["JvmMemory.Config"]):
             severity,
             counted=len(executors),
             details=details + warnings,
-            advice=f"Lower {key} to about {format_bytes(suggested)}.",
+            advice=advice_with("Lower the heap to what the executors used", changes),
+            changes=changes,
             observed=observed,
             executors=[top_executor] if severity >= Severity.MODERATE else [],
         )

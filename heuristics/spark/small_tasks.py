@@ -4,10 +4,11 @@ import numpy as np
 
 from appmodel.formatting import format_duration
 from appmodel.spark import SparkApp, TaskStatus
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, Observed, Positive
+from heuristics.changes import advice_with
 from heuristics.registry import register
 from heuristics.severity import Ascending, Descending, Severity
-from heuristics.spark.common import SPARK, stage_tasks_counted
+from heuristics.spark.common import SPARK, partition_changes, stage_tasks_counted
 from heuristics.spark.table import task_table
 
 
@@ -27,6 +28,14 @@ class SmallTasks(Heuristic["SmallTasks.Config"]):
         Use fewer partitions: lower spark.sql.shuffle.partitions or let AQE coalesce them
         (spark.sql.adaptive.coalescePartitions.enabled), coalesce() before writing, or combine small input files
         (spark.sql.files.maxPartitionBytes).
+        For the worst stage (when N is below its task count):
+        SQL stages reading shuffle data get spark.sql.shuffle.partitions = N (and
+        spark.sql.adaptive.coalescePartitions.enabled = true when AQE coalescing was off); SQL stages reading
+        files get spark.sql.files.maxPartitionBytes = the target; other stages coalesce(N) in the code.
+        The number is computed from the stage's data (shuffle read, else input, else what it wrote) at a target
+        partition size: the app's spark.sql.adaptive.advisoryPartitionSizeInBytes when set, else
+        target_partition_mib (64 MiB, Spark's own AQE default, so the number is the one AQE would reach).
+        N = ceil(data / target).
 
     Differences from Dr. Elephant:
         Dr. Elephant's Spark heuristics had no such check; this mirrors its MapReduce "short task" check
@@ -41,6 +50,7 @@ class SmallTasks(Heuristic["SmallTasks.Config"]):
     class Config(HeuristicConfig, frozen=True):
         median_task_s: Descending
         num_tasks: Ascending
+        target_partition_mib: Positive  # partition size the suggested count aims at, without an advisory size
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config
@@ -66,11 +76,18 @@ class SmallTasks(Heuristic["SmallTasks.Config"]):
             )
             for i in flagged[:5]
         ] or [("Stages with many tiny tasks", "none")]
+        changes = []
+        if flagged:
+            changes = partition_changes(app, table.stages[flagged[0]], cfg.target_partition_mib, more=False)
+        advice = advice_with("Use fewer, larger partitions", changes)
+        if not changes:
+            advice = "Use fewer, larger partitions (lower spark.sql.shuffle.partitions or let AQE coalesce them)."
         return self.result(
             severity,
             counted=sum(stage_tasks_counted(table.stages[i]) for i in flagged if stage_severity[i] >= 2),
             details=details,
-            advice="Use fewer, larger partitions (lower spark.sql.shuffle.partitions or let AQE coalesce them).",
+            advice=advice,
+            changes=changes,
             observed={
                 "stages_with_small_tasks": len(flagged),
                 "min_median_task_ms": float(min((median_ms[i] for i in flagged), default=0)),

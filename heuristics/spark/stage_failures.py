@@ -3,10 +3,11 @@ from __future__ import annotations
 from appmodel.formatting import format_percent
 from appmodel.spark import SparkApp, StageStatus
 from heuristics.base import Count, Heuristic, HeuristicConfig, HeuristicResult, Observed
+from heuristics.changes import advice_with
 from heuristics.registry import register
 from heuristics.severity import Ascending, Severity
 from heuristics.spark.common import SPARK, ratio, stage_tasks_counted
-from heuristics.spark.failures import task_outcomes_by_stage_attempt
+from heuristics.spark.failures import failure_changes, task_outcomes_by_stage_attempt
 from heuristics.spark.table import task_table
 
 
@@ -25,6 +26,9 @@ class StageFailures(Heuristic["StageFailures.Config"]):
     What to change:
         Read the stage and task failure reasons in the details: fetch failures point at lost executors or
         an overloaded shuffle service, exceptions at code or data, memory errors at executor sizing.
+        The change is not a setting: it names the most common failure (the exception class, or Spark's
+        failure kind such as FetchFailed) over the failed task attempts of the stages involved, and the stage
+        where it happened most.
 
     Differences from Dr. Elephant:
         Dr. Elephant's thresholds (0.1, 0.3, 0.5, 0.5) made SEVERE unreachable; Hindsight uses
@@ -76,11 +80,15 @@ class StageFailures(Heuristic["StageFailures.Config"]):
             details.append((f"Stage {stage.stage_id}.{stage.attempt_id} failed", reason))
         involved = {s.key: s for s in failed}
         involved.update({f[1].key: f[1] for f in flagged if f[0] >= Severity.MODERATE})
+        changes = failure_changes(app, list(involved) or [f[1].key for f in flagged])
         return self.result(
             severity,
             counted=sum(stage_tasks_counted(s) for s in involved.values()),
             details=details,
-            advice="Fix the stage and task failure reasons shown (fetch failures, exceptions, memory).",
+            advice=advice_with("Fix the failures", changes)
+            if changes
+            else "Fix the stage and task failure reasons shown (fetch failures, exceptions, memory).",
+            changes=changes,
             observed=observed,
             stages=list(involved),
         )

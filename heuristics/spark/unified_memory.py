@@ -1,13 +1,16 @@
 from __future__ import annotations
 
-from appmodel.formatting import format_bytes, format_percent
+from appmodel.formatting import format_bytes, format_percent, setting_size
 from appmodel.spark import Executor, SparkApp
 from appmodel.units import GIB, MIB
-from heuristics.base import Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
+from heuristics.base import Change, Headroom, Heuristic, HeuristicConfig, HeuristicResult, NonNegative, Observed
+from heuristics.changes import advice_with, suggested_memory
 from heuristics.registry import register
 from heuristics.severity import Descending, Severity
 from heuristics.spark.common import (
+    DEFAULT_MEMORY_FRACTION,
     NO_EXECUTOR_METRICS,
+    RESERVED_MEMORY,
     SPARK,
     conf_bytes,
     conf_float,
@@ -49,6 +52,11 @@ class UnifiedMemory(Heuristic["UnifiedMemory.Config"]):
     What to change:
         Lower spark.executor.memory (or spark.memory.fraction), or give each executor more cores so the
         memory is shared by more concurrent tasks.
+        The change is spark.executor.memory (spark.driver.memory in local mode) = highest unified peak x
+        suggested_headroom / spark.memory.fraction (0.6 unless set) + 300 MiB of reserved memory, rounded up to
+        512 MiB (whole GiB above 8 GiB); never below any executor's JVM heap peak x suggested_headroom (the heap
+        also holds user objects outside the unified region), and no change when that is not below the current
+        value.
 
     Differences from Dr. Elephant:
         Same thresholds (0.7, 0.6, 0.4, 0.2 of the maximum, descending) and guards (executor memory of 2 GiB
@@ -66,7 +74,10 @@ class UnifiedMemory(Heuristic["UnifiedMemory.Config"]):
         min_executor_memory_gib: NonNegative  # executors this small or smaller are not judged; 0: all
         min_task_time_min: NonNegative  # apps whose tasks ran less in total are not judged; 0: all
         min_memory_fraction: NonNegative  # a spark.memory.fraction this low or lower is not judged; 0: any above 0
-        min_max_memory_mib: NonNegative  # unified memory this small or smaller (or unknown) is not judged
+        min_max_memory_mib: (
+            NonNegative  # unified memory this small or smaller (or unknown) is not judged; 0: any known size
+        )
+        suggested_headroom: Headroom  # suggested memory = needed x this; 1 to 10 (never below the peak)
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config
@@ -107,12 +118,25 @@ class UnifiedMemory(Heuristic["UnifiedMemory.Config"]):
             ("Highest peak", f"{format_bytes(peaks[top_executor])} on executor {top_executor}"),
             ("Peak / maximum", format_percent(share)),
         ]
+        headroom = cfg.suggested_headroom
+        used_fraction = fraction if fraction and fraction > 0 else DEFAULT_MEMORY_FRACTION
+        heap_peak = max((p for e in executors if (p := peak(e, "JVMHeapMemory")) is not None), default=0)
+        needed = peaks[top_executor] * headroom / used_fraction + RESERVED_MEMORY
+        suggested = suggested_memory(needed, at_least=heap_peak * headroom)
+        changes = []
+        if suggested < memory:
+            why = f"unified peak {format_bytes(peaks[top_executor])} x {headroom:g} / {used_fraction:g} + 300 MiB" + (
+                f", at least the heap peak {format_bytes(heap_peak)} x {headroom:g}" if heap_peak else ""
+            )
+            changes.append(Change(key, setting_size(suggested), why))
         return self.result(
             severity,
             counted=len(executors),
             details=details + warnings,
-            advice=f"Lower {key} (or spark.memory.fraction): executors used at most {format_percent(share)} "
-            "of their unified memory.",
+            advice=advice_with(
+                f"Executors used at most {format_percent(share)} of their unified memory; lower the heap", changes
+            ),
+            changes=changes,
             observed=observed,
             executors=[top_executor] if severity >= Severity.MODERATE else [],
         )

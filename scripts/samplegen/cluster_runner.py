@@ -67,9 +67,12 @@ def _alive_workers(master_ui: str) -> int:
 
 
 @contextlib.contextmanager
-def standalone_cluster(scratch: Path) -> Iterator[str]:
-    """Start a Master and one Worker per CLUSTER_HOSTS address, wait until all registered, yield the master URL;
-    stop every process started, also on errors."""
+def standalone_cluster(
+    scratch: Path, hosts: tuple[str, ...] = CLUSTER_HOSTS, slow_host: str | None = SLOW_HOST_ADDRESS
+) -> Iterator[str]:
+    """Start a Master and one one-core Worker per address of ``hosts`` (the cluster set's by default), wait until
+    all registered, yield the master URL; stop every process started, also on errors. The Worker on ``slow_host``
+    (None: none) gets SLOW_HOST_ENV. benchmarks/impact/real_runs.py starts one with its own hosts and no slow one."""
     import pyspark
 
     home = Path(pyspark.__file__).resolve().parent
@@ -116,7 +119,7 @@ def standalone_cluster(scratch: Path) -> Iterator[str]:
             ],
             {},
         )
-        for number, address in enumerate(CLUSTER_HOSTS, start=1):
+        for number, address in enumerate(hosts, start=1):
             work_dir = scratch / "work" / f"worker{number}"
             work_dir.mkdir(parents=True)
             start(
@@ -138,15 +141,15 @@ def standalone_cluster(scratch: Path) -> Iterator[str]:
                     str(work_dir),
                     master_url,
                 ],
-                {SLOW_HOST_ENV: "1"} if address == SLOW_HOST_ADDRESS else {},
+                {SLOW_HOST_ENV: "1"} if address == slow_host else {},
             )
         started = time.monotonic()
-        while _alive_workers(master_ui) < len(CLUSTER_HOSTS):
+        while _alive_workers(master_ui) < len(hosts):
             dead = [p.args for p in processes if p.poll() is not None]
             if dead or time.monotonic() - started > CLUSTER_START_TIMEOUT_S:
                 raise RuntimeError(f"cluster did not start (exited: {dead}); logs in {scratch}")
             time.sleep(0.5)
-        print(f"cluster: {master_url}, {len(CLUSTER_HOSTS)} workers in {time.monotonic() - started:.0f} s")
+        print(f"cluster: {master_url}, {len(hosts)} workers in {time.monotonic() - started:.0f} s")
         yield master_url
     finally:
         for process in reversed(processes):

@@ -108,7 +108,9 @@ def ran(stages: list[StageSpec], executors: int = 4, cores: int = 2, gap_before_
     return app
 
 
-def result(code: str, severity: Severity = Severity.SEVERE, stages: tuple[tuple[int, int], ...] = ()) -> HeuristicResult:
+def result(
+    code: str, severity: Severity = Severity.SEVERE, stages: tuple[tuple[int, int], ...] = ()
+) -> HeuristicResult:
     return HeuristicResult(
         code=code,
         name=code,
@@ -187,7 +189,8 @@ def test_many_small_tasks_cost_their_scheduling_gaps_and_overheads() -> None:
     # What merging saves: 500 waves of 10 ms round trips and 2 ms of per-task overhead on 8 slots (6 s), less what
     # the merged tasks still pay; never more than that.
     paid = 500 * 10 + 4_000 * 2 / 8
-    assert cost.wall_ms is not None and 0.5 * paid <= cost.wall_ms <= paid
+    assert cost.wall_ms is not None
+    assert 0.5 * paid <= cost.wall_ms <= paid
 
 
 def test_idle_executors_cost_memory_not_time() -> None:
@@ -195,8 +198,10 @@ def test_idle_executors_cost_memory_not_time() -> None:
     app = ran([StageSpec([60_000.0] * 8)], executors=16, cores=1)
     cost = impact_of(app, "spark.idle_cores")
     assert cost.wall_ms == 0
-    assert cost.gb_hours is not None and cost.gb_hours > 0
-    assert cost.waste_share is not None and 0.3 < cost.waste_share < 0.6
+    assert cost.gb_hours is not None
+    assert cost.gb_hours > 0
+    assert cost.waste_share is not None
+    assert 0.3 < cost.waste_share < 0.6
 
 
 def test_a_finding_at_none_or_of_an_unknown_heuristic_has_no_impact() -> None:
@@ -217,7 +222,8 @@ def test_overlapping_problems_are_not_counted_twice_in_the_apps_cost() -> None:
     app = ran([StageSpec(ms, {"status": status, "index": list(range(12)) + list(range(40))})])
     both = assess(app, [result("spark.stage_failures"), result("spark.job_failures")], compute_metrics(app))
     one = both.impacts["spark.stage_failures"].wall_ms
-    assert both.combined is not None and both.combined.wall_ms == pytest.approx(one)
+    assert both.combined is not None
+    assert both.combined.wall_ms == pytest.approx(one)
 
 
 # --- the impact profile -------------------------------------------------------------------------------------
@@ -275,7 +281,10 @@ def test_the_headline_ranks_by_cost_not_by_severity() -> None:
 
 def test_one_cost_found_by_two_heuristics_is_listed_once() -> None:
     items = headline(
-        [candidate("job", Severity.MODERATE, 0.3, fix="failures"), candidate("stage", Severity.SEVERE, 0.3, "failures")],
+        [
+            candidate("job", Severity.MODERATE, 0.3, fix="failures"),
+            candidate("stage", Severity.SEVERE, 0.3, "failures"),
+        ],
         runtime_ms=1_000,
     )
     assert [i.code for i in items] == ["stage"]
@@ -343,9 +352,7 @@ def test_changes_reach_the_json_only_for_findings_that_fire() -> None:
         name = "With change"
 
         def evaluate(self, app: Any) -> HeuristicResult:
-            return self.result(
-                Severity.MODERATE, counted=1, details=[], changes=[Change("spark.x", "1", "because")]
-            )
+            return self.result(Severity.MODERATE, counted=1, details=[], changes=[Change("spark.x", "1", "because")])
 
     class Suite:
         profile = IMPACT
@@ -362,6 +369,7 @@ def test_changes_reach_the_json_only_for_findings_that_fire() -> None:
 
 
 # --- MapReduce ----------------------------------------------------------------------------------------------
+
 
 def _mapreduce_record(refdata: Path, pattern: str) -> dict[str, Any]:
     path = next((refdata / "hadoop" / "jhist" / "hadoop-hs-test-resources").glob(pattern))
@@ -386,4 +394,36 @@ def test_a_mapreduce_job_gets_the_what_if_in_task_containers(refdata: Path) -> N
     own = what["own_executors"]
     assert own > 1  # the sleep job ran several tasks at once
     assert what["runtime_ms_at"][str(own)] == record["metrics"]["runtime_ms"]
-    assert what["runtime_ms_at"]["1"] > what["runtime_ms_at"][str(own)]
+    fewest = min(what["runtime_ms_at"], key=int)
+    assert int(fewest) < own
+    assert what["runtime_ms_at"][fewest] > what["runtime_ms_at"][str(own)]
+
+
+def test_task_failures_that_make_the_next_run_likely_to_fail_are_at_least_moderate_however_cheap() -> None:
+    # 30% of 100 partitions failed once: each attempt fails with r = 30/130; four in a row fail the job.
+    ms = [1_000.0] * 30 + [1_000.0] * 100
+    status = [TaskStatus.FAILED] * 30 + [TaskStatus.SUCCESS] * 100
+    app = ran([StageSpec(ms, {"status": status, "index": list(range(30)) + list(range(100))})])
+    cost = impact_of(app, "spark.stage_failures")
+    rate = 30 / 130
+    assert cost.failure_risk == pytest.approx(1 - (1 - rate**4) ** 100)
+    assert final_severity("spark.stage_failures", Severity.LOW, 0.01, IMPACT, cost.failure_risk) == Severity.MODERATE
+    assert final_severity("spark.stage_failures", Severity.LOW, 0.01, IMPACT, 0.02) == Severity.LOW
+    assert final_severity("spark.stage_failures", Severity.LOW, 0.01, IMPACT, 0.6) == Severity.SEVERE
+    assert final_severity("spark.stage_failures", Severity.LOW, 0.01, DREL, 0.6) == Severity.LOW
+
+
+def test_idle_executors_get_the_executor_count_from_the_what_if_curve() -> None:
+    class IdleSuite:
+        profile = IMPACT
+
+        def evaluate(self, app: Any) -> list[HeuristicResult]:
+            return [result("spark.idle_cores", Severity.MODERATE)]
+
+    app = ran([StageSpec([60_000.0] * 8)], executors=16, cores=1)
+    record = analyze(app, IdleSuite()).to_json_dict()
+    finding = record["heuristics"][0]
+    change = next(c for c in finding["changes"] if c["property"] == "spark.executor.instances")
+    ideal = record["what_if"]["ideal_executors"]
+    assert change["value"] == str(ideal)
+    assert ideal == 8  # eight one-minute tasks: eight one-core executors run them in one wave

@@ -127,12 +127,21 @@ def test_text_format_gives_a_verdict_with_advice_for_moderate_and_above(refdata:
 
     assert code == 0
     assert record["app_id"] in stdout
-    assert f"verdict: {record['severity']}, score {record['score']}" in stdout
+    assert f"verdict: {record['severity']}, cost score {record['score']} GB·s" in stdout
     shown = [h for h in record["heuristics"] if h["severity"] in {"MODERATE", "SEVERE", "CRITICAL"}]
     assert shown
+    # The headline leads with its sentences and changes; the other findings at Moderate or worse follow with advice.
+    assert record["headline"]
+    for item in record["headline"]:
+        assert f"{item['summary']} [{item['code']}]" in stdout
+        for change in item["changes"]:
+            assert f"change {change['property']} = {change['value']}" in stdout
+    led = {item["code"] for item in record["headline"]}
     for heuristic in shown:
-        assert heuristic["name"] in stdout
-        assert heuristic["advice"] in stdout
+        assert f"[{heuristic['code']}]" in stdout
+        if heuristic["code"] not in led:
+            assert heuristic["advice"] in stdout
+    assert "what-if:" in stdout
     for heuristic in record["heuristics"]:
         if heuristic["severity"] in {"NONE", "LOW"}:
             assert f"[{heuristic['code']}]" not in stdout

@@ -23,7 +23,7 @@ needs_refdata = pytest.mark.skipif(not JHIST.is_dir(), reason=f"reference data n
 SPARK_JSON_KEYS = {
     "source", "app_id", "attempt_id", "app_name", "user", "app_type", "job_type", "flow", "template",
     "spark_version", "start_ms", "end_ms", "status", "partial", "severity", "score", "metrics", "heuristics",
-    "stages", "failure", "warnings", "parse_stats",
+    "stages", "failure", "headline", "what_if", "severity_profile", "warnings", "parse_stats",
 }  # fmt: skip
 
 
@@ -236,8 +236,10 @@ def test_a_report_carries_job_type_template_queue_and_the_suites_findings() -> N
     assert report.job.job_type == "Pig"
     assert "2026" not in report.job.template
     assert report.job.scheduler is None  # ad hoc
-    assert (report.severity, report.score) == (Severity.SEVERE, 8)
     assert [f.code for f in report.findings] == ["mapreduce.mapper_gc", "mapreduce.mapper_skew"]
+    # The suite's own severities are the rules'; the report's are bounded by what each cost (the impact profile).
+    assert [f.rule_severity for f in report.findings] == [Severity.SEVERE, Severity.LOW]
+    assert report.severity == max(f.severity for f in report.findings)
     assert report.executors == ()
     assert report.spark_properties["pig.script"] == "x"
 

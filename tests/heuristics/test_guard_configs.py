@@ -159,6 +159,8 @@ def candidates(info: mi.Type, default: Any) -> list[Any]:
         return [default, [0, 0, 0, 0], [-1, -1, -1, -1], [LARGE_INT] * 4]
     if isinstance(info, mi.BoolType):
         return [True, False]
+    if isinstance(info, mi.LiteralType):
+        return list(info.values)
     if isinstance(info, mi.IntType | mi.FloatType):
         low = lowest_allowed(info)
         integer = isinstance(info, mi.IntType)

@@ -7,6 +7,7 @@ import logging
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.db.models import QuerySet
 from django.http import HttpRequest, JsonResponse
 from django.urls import reverse
@@ -149,7 +150,7 @@ class HeuristicCatalogView(APIView):
         try:
             from heuristics import load_suite  # late, as the help pages do: a broken suite must not break the API
 
-            suite = load_suite()
+            suite = load_suite(settings.HINDSIGHT_HEURISTICS_FILE, settings.HINDSIGHT_SEVERITY_PROFILE)
         except Exception as exc:  # a bad override file is a configuration error to report, not a crash
             logger.exception("loading the heuristic suite failed")
             return Response({"heuristics": [], "error": f"The heuristic configuration could not be loaded: {exc}"})

@@ -238,7 +238,9 @@ class Command(BaseCommand):
     def _load_suite(self) -> HeuristicSuite:
         origin = settings.HINDSIGHT_HEURISTICS_FILE or "heuristics configuration"
         try:
-            return heuristics.load_suite(user_file=settings.HINDSIGHT_HEURISTICS_FILE)
+            return heuristics.load_suite(
+                user_file=settings.HINDSIGHT_HEURISTICS_FILE, profile=settings.HINDSIGHT_SEVERITY_PROFILE
+            )
         except heuristics.ConfigError as exc:
             self.error(origin, str(exc).removeprefix(f"{origin}: "))
             raise SystemExit(EXIT_BAD_CONFIG) from None

@@ -89,7 +89,13 @@ class Command(BaseCommand):
         ordered = sorted(sources, key=lambda s: (s.backend != "yarn-rm", s.backend, s.pk))
         windows = backfill_windows(start_ms, end_ms, max(1, int(options["window"] * 3_600_000)))
         quiet = options["no_progress"]
-        suite = None if options["enqueue"] else heuristics.load_suite(user_file=settings.HINDSIGHT_HEURISTICS_FILE)
+        suite = (
+            None
+            if options["enqueue"]
+            else heuristics.load_suite(
+                user_file=settings.HINDSIGHT_HEURISTICS_FILE, profile=settings.HINDSIGHT_SEVERITY_PROFILE
+            )
+        )
         failed_listing = False
         for source in ordered:
             label = f"{cluster.name}/{source.backend}"
