@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from analyzer.models import AnalyzedApp
 from analyzer.services import report_store
-from tests.impact_reports import CLEAN, SMALL_TASKS, sample_report, with_change
+from tests.impact_reports import CLEAN, PARTITIONS, SMALL_TASKS, sample_report, with_change
 
 pytestmark = pytest.mark.django_db
 
@@ -41,11 +41,7 @@ def test_the_app_detail_gives_every_contract_key_as_the_analyze_command_does(api
     assert body["severity_profile"] == contract["severity_profile"]
     assert body["headline"] == contract["headline"]
     assert set(body["headline"][0]) == HEADLINE_KEYS
-    assert body["headline"][0]["changes"][0] == {
-        "property": "spark.sql.shuffle.partitions",
-        "value": "16",
-        "reason": "1.2 GiB of shuffle data / 80 MiB per task",
-    }
+    assert PARTITIONS.to_dict() in body["headline"][0]["changes"]
     assert body["what_if"] == contract["what_if"]
     assert set(body["what_if"]) == WHAT_IF_KEYS
     expected = {finding["code"]: finding for finding in contract["heuristics"]}
