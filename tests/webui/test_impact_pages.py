@@ -134,3 +134,17 @@ def test_the_help_page_says_what_the_score_counts_and_names_the_severity_profile
     assert "impact" in score
     assert "drelephant" in score
     assert "40 %" in score  # the profile's figure, from analysis.impact.profile
+
+
+def test_heuristics_with_nothing_to_fix_fold_into_one_line_after_the_findings() -> None:
+    report = sample_report(SMALL_TASKS)
+    app = report_store(report=report, source=report.source)
+    heuristics = section(page(Client(), f"/apps/{app.pk}/"), "heuristics")
+    clean = [f for f in report.findings if f.severity == 0]
+    assert clean
+    fold = heuristics.index('<details class="clean-group">')
+    assert f"Nothing to fix according to {len(clean)} more:" in heuristics[fold:]
+    for finding in report.findings:
+        at = heuristics.index(f">{escape(finding.name)}</h3>")
+        # Findings come before the fold; every clean heuristic is inside it, still expandable on its own.
+        assert (at > fold) == (finding.severity == 0), finding.code
