@@ -16,7 +16,7 @@ Shape (seeded: same --seed, --apps and --until, same rows):
 * start times spread over the 30 days before ``--until``; runtimes log-normal (median ~6 min);
 * per app every heuristic of its type (Spark 15, MapReduce 13 codes from the heuristic registry) minus a few it
   skipped (~12 results), each with 2 details; result severities skewed (95 % NONE), so ~55 % of apps are NONE and
-  ~20 % MODERATE or worse; the app's severity is the worst finding, its score their sum;
+  ~20 % MODERATE or worse; the app's severity is the worst finding, its score (cost in GB-seconds) their sum;
 * per Spark app (``--summaries-share``, default all) ~10 stage summaries and ~8 executor summaries.
 
 Rows go in by COPY (psycopg2 ``copy_expert``, the project's driver) in chunks of ``--chunk`` apps. On a fresh fill
@@ -309,8 +309,12 @@ class Filler:
         # Spark: a random `kept` of its 15 codes; MapReduce: its first `kept` codes in registry order.
         code_idx = np.where(is_spark_result, order[result_app, position], position)
         sev = rng.choice(5, size=total, p=SEVERITY_P).astype(np.int64)
-        tasks = rng.integers(1, 4000, size=total)
-        score = sev * tasks
+        tasks = rng.integers(1, 4000, size=total)  # what the finding's observed values count
+        # Each finding's score is its cost in GB-seconds (docs/IMPACT.md): a share of the app's memory-time that grows
+        # with severity (up to ~10% per level), of an app holding 16-800 GB for its runtime; none at NONE.
+        app_memory_gb = rng.choice([16, 64, 256, 800], size=n)
+        share = rng.uniform(0.0, 0.1, size=total) * sev
+        score = np.round(share * (runtime[result_app] / 1000) * app_memory_gb[result_app]).astype(np.int64)
         app_sev = np.zeros(n, dtype=np.int64)
         np.maximum.at(app_sev, result_app, sev)
         app_score = np.zeros(n, dtype=np.int64)
