@@ -44,7 +44,8 @@ class TaskSkew(Heuristic["TaskSkew.Config"]):
 
     Differences from Dr. Elephant:
         Uses the ratio thresholds (2, 4, 8, 16) and the 0.75-of-the-stage guard of Dr. Elephant's customSHSWork
-        per-stage skew check, and adds a data-skew check with a size minimum. Its other guard, a longest task of
+        per-stage skew check, and adds a data-skew check with a size minimum (judge_read_skew; the drelephant
+        profile switches it off: Dr. Elephant's severity was time skew only). Its other guard, a longest task of
         150 s or more, is 5 s here (min_max_task_duration_s; the drelephant profile restores 150 s): under the
         impact profile the severity is bounded by what the skew cost, so a short app's skew is judged and a
         harmless one stays Low. Dr. Elephant's MapReduce skew
@@ -62,6 +63,7 @@ class TaskSkew(Heuristic["TaskSkew.Config"]):
         # the longest task must last this share of the stage's wall time; 0: any
         min_max_task_share_of_stage: NonNegative
         min_max_task_read_mib: NonNegative  # a smaller largest read is not judged on data; 0: any
+        judge_read_skew: bool  # false: time skew only, as Dr. Elephant (data skew is not judged at all)
 
     def evaluate(self, app: SparkApp) -> HeuristicResult:
         cfg = self.config
@@ -76,7 +78,7 @@ class TaskSkew(Heuristic["TaskSkew.Config"]):
         walls = table.wall_ms()
         holds_stage_up = ~(time_max < cfg.min_max_task_share_of_stage * walls)  # unknown wall time: judged
         time_judged = enough & (time_max >= cfg.min_max_task_duration_s * 1000) & holds_stage_up
-        read_judged = enough & (read_max >= cfg.min_max_task_read_mib * MIB)
+        read_judged = enough & (read_max >= cfg.min_max_task_read_mib * MIB) & cfg.judge_read_skew
         observed: Observed = {
             "max_time_skew": float(time_ratio[time_judged].max(initial=0)),
             "max_read_skew": float(read_ratio[read_judged].max(initial=0)),

@@ -159,3 +159,18 @@ def test_skew_in_a_short_stage_is_judged_by_default_and_not_under_drelephant() -
     assert drelephant is not None
     assert default.evaluate(app).severity == heuristics.Severity.CRITICAL
     assert drelephant.evaluate(app).severity == heuristics.Severity.NONE  # Dr. Elephant: longest task 150 s or more
+
+
+def test_read_skew_alone_is_a_finding_by_default_and_not_under_drelephant() -> None:
+    from spark_app_builder import build_app
+
+    # even 60 s tasks, one of which read 10 x the median input: data skew, no time skew
+    mib = 1 << 20
+    tasks = {"duration_ms": [60000] * 5, "input_bytes": [50 * mib] * 4 + [500 * mib]}
+    app = build_app({"stages": [{"duration_ms": 300000, "tasks": tasks}]})
+    default = load_suite().get("spark.task_skew")
+    drelephant = load_suite(profile="drelephant").get("spark.task_skew")
+    assert default is not None
+    assert drelephant is not None
+    assert default.evaluate(app).severity == heuristics.Severity.SEVERE
+    assert drelephant.evaluate(app).severity == heuristics.Severity.NONE  # Dr. Elephant: time skew only
