@@ -69,7 +69,7 @@ def load_job(run: str, start: dt.datetime, minutes: int, gc_ratio: float, severi
         used_gb_hours=minutes * 0.5,
         wasted_gb_hours=minutes * 0.5 * (0.2 + gc_ratio),
         severity=severity,
-        score=gc_score + spill_score,  # an app's score is its findings' sum
+        score=gc_score + spill_score,  # hand-set costs (GB-seconds): the severe app costs the most
         metrics={"core_utilization": 0.38, "first_task_delay_ms": 9_000, "num_executors": 2},
         spark_properties={
             "spark.executor.memory": "4g",
@@ -223,7 +223,7 @@ def test_a_user_goes_from_the_dashboard_to_a_severe_app_its_help_its_flow_runs_a
     expect(page.locator(".tile").first).to_have_text(re.compile(rf"^\s*{world.total}\s*apps analyzed\s*$"))
     severe_row = page.locator("table.severity-counts tbody tr", has_text="Severe")
     expect(severe_row.locator("td").first).to_have_text("1")
-    worst = page.locator("section", has=page.get_by_role("heading", name="Worst apps by score"))
+    worst = page.locator("section", has=page.get_by_role("heading", name="Worst apps by cost"))
     expect(worst.locator("a.app-id").first).to_have_text(severe.app_id)
     visit.shot("01-dashboard")
 
@@ -240,7 +240,7 @@ def test_a_user_goes_from_the_dashboard_to_a_severe_app_its_help_its_flow_runs_a
     # The report: identity, verdict, the finding that made it Severe.
     page.locator(f'a.app-id[href="/apps/{severe.pk}/"]').click()
     expect(page.locator("h1")).to_contain_text(severe.app_id)
-    expect(page.locator(".verdict")).to_have_text(re.compile(r"Severe\s+Score 48"))
+    expect(page.locator(".verdict")).to_have_text(re.compile(r"Severe\s+Cost 48 GB·s"))
     gc = page.locator("article.heuristic", has=page.get_by_role("heading", name="Executor GC"))
     expect(gc).to_contain_text("Severe")
     expect(gc.locator("table.observed tbody tr")).to_have_text(
