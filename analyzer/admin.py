@@ -266,6 +266,8 @@ class AppClaimAdmin(admin.ModelAdmin):
         "created_at",
         "claimed_at",
         "claimed_by",
+        "claimed_host",
+        "claimed_pid",
         "finished_at",
         "analyzed_app",
         "listing",

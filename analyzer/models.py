@@ -327,6 +327,10 @@ class AppClaim(models.Model):
     created_at = models.DateTimeField(default=timezone.now)  # when it was first listed
     claimed_at = models.DateTimeField(null=True, blank=True)
     claimed_by = models.CharField(max_length=255, blank=True, default="")  # the poller holding the claim
+    # The machine and process that took it (``analyzer.ingestion.polling.claim_holder``): a claim whose process is
+    # gone on the same machine is taken over at once instead of after the lease.
+    claimed_host = models.CharField(max_length=255, blank=True, default="")
+    claimed_pid = models.PositiveIntegerField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True, default="")  # secrets masked before it is stored
     analyzed_app = models.ForeignKey(

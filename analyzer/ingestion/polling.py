@@ -30,6 +30,7 @@ An analyzed app is stored with ``AnalyzedApp.source`` = ``<cluster>/<backend>`` 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 import os
 import random
@@ -134,6 +135,63 @@ class PollResult:
 
 def default_poller_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+@functools.cache
+def _host_identity() -> str:
+    """This machine as a claim records it: the host name, plus (on Linux) the boot and the PID namespace.
+
+    A process id means something only within one PID namespace of one boot: two containers that share a host
+    name (host networking) but not their PID namespace, or a machine rebooted since, are different hosts here,
+    so a live process elsewhere is never mistaken for a dead one on this host.
+    """
+    parts = [socket.gethostname()[:160]]
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as boot:
+            parts.append("boot:" + boot.read().strip()[:36])
+        parts.append(os.readlink("/proc/self/ns/pid"))  # e.g. "pid:[4026531836]"
+    except (OSError, UnicodeDecodeError):
+        pass
+    return " ".join(parts)[:255]
+
+
+def claim_holder() -> tuple[str, int]:
+    """(host, process id) of the current process, as ``AppClaim.claimed_host`` / ``claimed_pid`` record them."""
+    return _host_identity(), os.getpid()
+
+
+def _process_gone(pid: int) -> bool:
+    """True only when no process ``pid`` exists on this host (signal 0 checks without sending anything).
+
+    A process of another user (PermissionError) is alive; a reused pid looks alive too, so the claim then waits
+    out its lease as before: the check can only make a take-over sooner, never wrong.
+    """
+    if pid <= 0 or pid == os.getpid() or os.name != "posix":
+        return False  # kill(0) would signal our own process group; elsewhere signal 0 is not a probe
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _orphaned_claims() -> Q | None:
+    """Claims held by a process of this host that has exited (killed, crashed): takeable now, lease or not.
+
+    A claim of another host cannot be checked from here and keeps its lease.
+    """
+    host, _ = claim_holder()
+    pids = (
+        AppClaim.objects.filter(state=ClaimState.CLAIMED, claimed_host=host, claimed_pid__isnull=False)
+        .values_list("claimed_pid", flat=True)
+        .distinct()
+    )
+    dead = [pid for pid in pids if pid is not None and _process_gone(pid)]
+    if not dead:
+        return None
+    return Q(state=ClaimState.CLAIMED, claimed_host=host, claimed_pid__in=dead)
 
 
 def retry_delay_s(tries: int, *, base_s: float | None = None, max_s: float | None = None) -> float:
@@ -329,8 +387,9 @@ def claims_due(
     limit: int | None = None,
     poller_id: str | None = None,
 ) -> list[int]:
-    """Claims to analyze now, oldest first: waiting with their try due, held past the lease by a dead worker, or
-    held by ``poller_id`` itself (left over from its own pass that failed)."""
+    """Claims to analyze now, oldest first: waiting with their try due, held past the lease by a dead worker or
+    at once by a process of this host that is gone, or held by ``poller_id`` itself (left over from its own pass
+    that failed)."""
     now = now or timezone.now()
     lease = dt.timedelta(seconds=settings.HINDSIGHT_CLAIM_LEASE_S)
     condition = (
@@ -338,6 +397,9 @@ def claims_due(
         | Q(state=ClaimState.RETRY, next_try_at__lte=now)
         | Q(state=ClaimState.CLAIMED, claimed_at__lt=now - lease)
     )
+    orphaned = _orphaned_claims()
+    if orphaned is not None:
+        condition |= orphaned
     if poller_id is not None:
         condition |= Q(state=ClaimState.CLAIMED, claimed_by=poller_id[:255])
     due = AppClaim.objects.filter(condition)
@@ -348,17 +410,29 @@ def claims_due(
 
 
 def claim_take(claim_id: int, poller_id: str) -> AppClaim | None:
-    """The claim, now held by ``poller_id``; None when it is done, failed or held by another live worker."""
+    """The claim, now held by ``poller_id`` (and this host and process); None when it is done, failed or held by
+    another live worker (one of this host whose process is gone is not live, whatever its lease says)."""
     now = timezone.now()
     lease = dt.timedelta(seconds=settings.HINDSIGHT_CLAIM_LEASE_S)
+    host, pid = claim_holder()
+    condition = (
+        Q(state=ClaimState.RETRY)
+        | Q(state=ClaimState.CLAIMED, claimed_at__lt=now - lease)
+        | Q(state=ClaimState.CLAIMED, claimed_by=poller_id[:255])  # this task again: its first run died
+    )
+    held = AppClaim.objects.filter(pk=claim_id, state=ClaimState.CLAIMED, claimed_host=host).values_list(
+        "claimed_pid", "claimed_at"
+    )
+    for holder_pid, claimed_at in held:
+        if holder_pid is not None and _process_gone(holder_pid):
+            # Taken over only as it was read: a claim another process took meanwhile is theirs.
+            condition |= Q(state=ClaimState.CLAIMED, claimed_host=host, claimed_pid=holder_pid, claimed_at=claimed_at)
     won = (
         AppClaim.objects.filter(pk=claim_id)
-        .filter(
-            Q(state=ClaimState.RETRY)
-            | Q(state=ClaimState.CLAIMED, claimed_at__lt=now - lease)
-            | Q(state=ClaimState.CLAIMED, claimed_by=poller_id[:255])  # this task again: its first run died
+        .filter(condition)
+        .update(
+            state=ClaimState.CLAIMED, claimed_at=now, claimed_by=poller_id[:255], claimed_host=host, claimed_pid=pid
         )
-        .update(state=ClaimState.CLAIMED, claimed_at=now, claimed_by=poller_id[:255])
     )
     if won != 1:
         return None

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ from rm_stub import RmStub, rm_app
 
 from analyzer.ingestion.polling import (
     analyze_claim,
+    claim_holder,
     claim_take,
     claims_record,
     claims_retry,
@@ -212,6 +215,77 @@ def test_a_stale_claim_is_taken_over_and_a_live_one_is_left_alone(cluster: Clust
     assert (claim_of(PLAIN).state, claim_of(PLAIN).claimed_by) == (ClaimState.DONE, "me")
     assert (claim_of(ROLLING).state, claim_of(ROLLING).claimed_by) == (ClaimState.CLAIMED, "alive")
     assert AnalyzedApp.objects.count() == 1
+
+
+def exited_pid() -> int:
+    """The id of a process of this host that has run and exited (reaped: no zombie keeps the id alive)."""
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], check=True, capture_output=True, text=True
+    )
+    return int(child.stdout)
+
+
+def test_a_claim_whose_process_has_exited_is_taken_over_at_once_and_a_live_ones_is_not(cluster: Cluster) -> None:
+    source = the_source(cluster)
+    claims_record(source, source_backend_refs(source))
+    host, _ = claim_holder()
+    now = timezone.now()  # both leases have 40 minutes to run
+    AppClaim.objects.filter(app_id=PLAIN).update(
+        state=ClaimState.CLAIMED, claimed_by="killed", claimed_at=now, claimed_host=host, claimed_pid=exited_pid()
+    )
+    AppClaim.objects.filter(app_id=ROLLING).update(
+        state=ClaimState.CLAIMED, claimed_by="alive", claimed_at=now, claimed_host=host, claimed_pid=os.getpid()
+    )
+
+    reports = poll_once(now_ms=NOW_MS, poller_id="next")
+
+    assert [r.app_id for r in reports] == [PLAIN]
+    taken = claim_of(PLAIN)
+    assert (taken.state, taken.claimed_by, taken.claimed_host, taken.claimed_pid) == (
+        ClaimState.DONE,
+        "next",
+        host,
+        os.getpid(),
+    )
+    assert (claim_of(ROLLING).state, claim_of(ROLLING).claimed_by) == (ClaimState.CLAIMED, "alive")
+
+
+def test_a_claim_of_another_host_keeps_its_lease_though_its_pid_is_free_here(cluster: Cluster) -> None:
+    source = the_source(cluster)
+    claim_id = record(source, PLAIN)
+    AppClaim.objects.filter(pk=claim_id).update(
+        state=ClaimState.CLAIMED,
+        claimed_by="elsewhere",
+        claimed_at=timezone.now(),
+        claimed_host="another-host",
+        claimed_pid=exited_pid(),
+    )
+
+    assert PLAIN not in [r.app_id for r in poll_once(now_ms=NOW_MS, poller_id="next")]
+    assert claims_sweep(lambda claim_id: None) == 0
+    assert analyze_claim(claim_id, poller_id="task:1").busy
+    assert (claim_of(PLAIN).state, claim_of(PLAIN).claimed_by) == (ClaimState.CLAIMED, "elsewhere")
+
+
+def test_a_task_or_the_sweeper_takes_over_a_claim_whose_process_on_this_host_has_exited(cluster: Cluster) -> None:
+    source = the_source(cluster)
+    plain, rolling = record(source, PLAIN), record(source, ROLLING)
+    host, _ = claim_holder()
+    AppClaim.objects.filter(pk__in=[plain, rolling]).update(
+        state=ClaimState.CLAIMED,
+        claimed_by="task:0",
+        claimed_at=timezone.now(),
+        claimed_host=host,
+        claimed_pid=exited_pid(),
+    )
+
+    outcome = analyze_claim(plain, poller_id="task:1")
+    enqueued: list[int] = []
+    swept = claims_sweep(enqueued.append)
+
+    assert outcome.analyzed is not None
+    assert (claim_of(PLAIN).state, claim_of(PLAIN).claimed_by) == (ClaimState.DONE, "task:1")
+    assert (swept, enqueued) == (1, [rolling])
 
 
 def source_backend_refs(source: Source) -> list[AppRef]:

@@ -194,6 +194,25 @@ def test_the_count_stops_at_the_cap_and_says_so(api: APIClient, monkeypatch: pyt
     assert last["next"] is None
 
 
+@pytest.mark.parametrize("offset", [4, 1_000, 999_999_999_999])
+def test_an_offset_past_the_end_reports_the_real_count_and_an_empty_page(api: APIClient, offset: int) -> None:
+    for _ in range(3):
+        make_app()
+    body = api.get("/api/v1/apps", {"offset": offset}).json()
+    assert (body["count"], body["count_exact"], body["results"], body["next"]) == (3, True, [], None)
+    assert body["offset"] == offset
+
+
+def test_past_the_cap_an_empty_page_reports_the_cap_as_a_lower_bound_not_the_offset(
+    api: APIClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("webui.api.pagination.COUNT_CAP", 4)
+    for _ in range(6):
+        make_app()
+    body = api.get("/api/v1/apps", {"offset": 50}).json()
+    assert (body["count"], body["count_exact"], body["results"]) == (4, False, [])
+
+
 @pytest.mark.parametrize(
     ("params", "field"),
     [

@@ -7,7 +7,8 @@ whenever a further row exists, whatever the count says, so a client can walk any
 On a database of a million apps (benchmarks/bench_web.py) a capped count reads at most ``COUNT_CAP`` index
 entries or rows, a few milliseconds, where an exact ``count(*)`` of a broad filter takes 100-400 ms; a planner
 estimate would be cheaper still but is no lower bound (it may exceed the true count). A page that is not full is
-the last one, so its count is exact and needs no query at all.
+the last one, so its count is exact and needs no query at all. An empty page past the end (any offset) is counted
+(capped as above): the count never exceeds the real one, whatever offset a client sends.
 """
 
 from __future__ import annotations
@@ -65,14 +66,15 @@ class CappedLimitOffsetPagination(LimitOffsetPagination):
             self.count_exact = True
             self.count = self.offset + len(rows)
             return rows
-        if self.offset >= COUNT_CAP:
-            capped = COUNT_CAP
+        if rows and self.offset >= COUNT_CAP:
+            capped = COUNT_CAP  # rows past the cap exist: offset + rows is the lower bound, no count needed
         elif isinstance(queryset, QuerySet):
             capped = queryset.order_by()[:COUNT_CAP].count()
         else:
             capped = len(queryset[:COUNT_CAP])
         self.count_exact = capped < COUNT_CAP
-        self.count = max(capped, self.offset + len(rows))
+        # An offset past the end proves nothing about the count: only rows found on the page raise it.
+        self.count = max(capped, self.offset + len(rows)) if rows else capped
         return rows
 
     def get_next_link(self) -> str | None:
