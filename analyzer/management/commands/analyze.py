@@ -19,6 +19,7 @@ The contract CI scripts rely on:
 from __future__ import annotations
 
 import re
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Final
@@ -175,10 +176,18 @@ class Command(BaseCommand):
         only when it holds neither is that an error.
         """
         path = Path(raw_path).expanduser()
-        if not path.exists():
+        try:
+            mode = path.stat().st_mode  # stat, never open: a FIFO or device given as PATH must not block
+            path = path.resolve()
+        except FileNotFoundError:
             self.error(raw_path, "no such file or directory")
             return 1
-        path = path.resolve()
+        except (OSError, RuntimeError) as exc:  # a name over the file-name limit, a symlink loop, no permission
+            self.error(raw_path, f"cannot read ({getattr(exc, 'strerror', None) or exc})")
+            return 1
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            self.error(raw_path, "not a regular file")
+            return 1
         readers: list[tuple[str, Callable[[], Iterable[ReadOutcome | MapReduceReadOutcome]]]]
         if path.is_file() and path.name.endswith(JHIST_SUFFIX):
             readers = [("MapReduce job histories", lambda: read_jobs(path, self.patterns))]
@@ -221,7 +230,7 @@ class Command(BaseCommand):
                         nothing_found.append(error)
                         continue
                     found += 1
-                    self.error(outcome.source, error.removeprefix(f"{outcome.source}: "))
+                    self.error(*_where_and_why(outcome.source, error))
                     unreadable += 1
                     continue
                 found += 1
@@ -275,6 +284,17 @@ class Command(BaseCommand):
             where = f"stored as analyzed app #{stored_id} in the {connection.vendor} database {database}"
         self.stdout.write(render_text(report, where) + "\n")
         self.stdout.flush()
+
+
+def _where_and_why(source: str, error: str) -> tuple[str, str]:
+    """(path, reason) of a reader's error line: the entry under a scanned directory when the line names one
+    (``<dir>/<entry>: not a regular file``), else the source read."""
+    if error.startswith(f"{source}: "):
+        return source, error.removeprefix(f"{source}: ")
+    if error.startswith(f"{source.rstrip('/')}/") and ": " in error:
+        entry, _, reason = error.partition(": ")
+        return entry, reason
+    return source, error
 
 
 def jobinfo_config_or_exit(error: Callable[[object, object], None]) -> jobinfo.JobInfoConfig:
