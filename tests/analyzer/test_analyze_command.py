@@ -464,8 +464,8 @@ def test_a_fifo_beside_a_log_is_one_line_and_the_log_is_still_analyzed(refdata: 
     assert [record["app_id"] for record in json_lines(stdout)] == ["local-1795326055348"]
     assert stderr.splitlines() == [
         f"hindsight: {tmp_path / 'application_1_1'}: not a regular file",
-        f"hindsight: {tmp_path / 'job_1_1-x.jhist'}: not a regular file",
-        f"hindsight: {tmp_path / 'job_1_1-x.jhist'}: not a regular file",
+        f"hindsight: {tmp_path / 'job_1_1-x.jhist'}: not a regular file",  # found in the directory
+        f"hindsight: {tmp_path / 'job_1_1-x.jhist'}: not a regular file",  # given as a PATH
     ]
 
 
@@ -478,11 +478,15 @@ def test_a_tree_1100_directories_deep_is_scanned_to_its_cap_and_its_logs_analyze
     for _ in range(1100):
         deep = deep / "d"
         os.mkdir(deep)  # one at a time: os.makedirs itself recurses
-
-    code, stdout, stderr = run(str(tmp_path), "--format", "json", "--no-store")
+    try:
+        code, stdout, stderr = run(str(tmp_path), "--format", "json", "--no-store")
+    finally:
+        while deep != tmp_path:  # pytest's own clean-up of old temp dirs (shutil.rmtree) recurses: remove it here
+            os.rmdir(deep)
+            deep = deep.parent
 
     assert [record["app_id"] for record in json_lines(stdout)] == ["local-1795326055348"]
-    assert "nested deeper than 16 directories; not scanned" in stderr
+    assert stderr.splitlines() == [f"hindsight: {tmp_path}{'/d' * 17}: nested deeper than 16 directories; not scanned"]
     assert "Traceback" not in stderr
     assert "RecursionError" not in stderr
     assert code == 2

@@ -11,7 +11,10 @@ The contract CI scripts rely on:
 * ``--format json`` prints JSON Lines: one object per application (``AnalysisReport.to_json_dict`` lists the
   keys) plus ``stored_id`` (the stored app's id, null with ``--no-store``).
 * ``--no-store`` never touches the database (works with no database configured).
-* Errors go to stderr, one line each: ``hindsight: <path>: <reason>``. The other inputs are still analyzed.
+* Errors go to stderr, one line each: ``hindsight: <path>: <reason>``. The other inputs are still analyzed. Only
+  regular files are opened (a FIFO, socket or device is ``not a regular file``); a directory is scanned down to
+  16 levels (``fetchers.eventlog.layout.MAX_SCAN_DEPTH``, deeper ones are an error line); a file in which no line
+  is a Spark event is ``not a Spark event log``.
 * Exit status: 0 every input analyzed (and stored); 2 some input unreadable; 3 bad configuration
   (heuristics file, redaction patterns: nothing is analyzed); 1 some report could not be stored.
 """
@@ -200,6 +203,7 @@ class Command(BaseCommand):
             ]
         found = unreadable = 0
         nothing_found: list[str] = []  # each reader's own "nothing here" line, kept until all readers are done
+        self.said: set[tuple[str, str]] = set()  # (path, reason) lines printed for this input
         for kind, outcomes in readers:
             reader_found, reader_unreadable = self._analyze_outcomes(raw_path, kind, outcomes, path, nothing_found)
             found += reader_found
@@ -230,7 +234,10 @@ class Command(BaseCommand):
                         nothing_found.append(error)
                         continue
                     found += 1
-                    self.error(*_where_and_why(outcome.source, error))
+                    where_and_why = _where_and_why(outcome.source, error)
+                    if where_and_why not in self.said:  # both readers scan a directory: say each problem once
+                        self.said.add(where_and_why)
+                        self.error(*where_and_why)
                     unreadable += 1
                     continue
                 found += 1
