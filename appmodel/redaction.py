@@ -5,6 +5,17 @@ match in its key or in its value, and shows :data:`REDACTED` instead. We do the 
 logs written with a weaker or custom regex still reach us: extra patterns given by our operator (matched
 against keys), ``-Dkey=value`` pairs inside ``spark.*.extraJavaOptions``, and passwords in ``user:password@``
 URLs anywhere in a value.
+
+Hadoop's sensitive-key patterns (:data:`HADOOP_SENSITIVE_KEY_PATTERNS`, plus the cloud-store keys of
+:data:`EXTRA_SENSITIVE_KEY_PATTERNS`) apply to every key, and to a Spark ``spark.hadoop.*`` key also with that
+prefix stripped, since Spark hands such keys to Hadoop without it: ``spark.hadoop.fs.azure.account.key.x`` is
+redacted exactly as ``fs.azure.account.key.x`` is in a MapReduce job conf.
+
+Patterns that come from the logs themselves (an app's ``spark.redaction.regex``, a job conf's
+``hadoop.security.sensitive-config-keys``) are written by whoever ran the app, so they are compiled with RE2
+(linear time, no backtracking; :func:`compile_untrusted`) under a size cap; one RE2 cannot compile is refused
+with ValueError and the caller ignores it with a warning (docs/DECISIONS.md). Our own and our operator's
+patterns stay on Python's ``re``.
 """
 
 from __future__ import annotations
@@ -12,11 +23,41 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Sequence
-from typing import Final
+from typing import Final, Protocol
+
+import re2  # type: ignore[import-untyped]  # google-re2: linear-time matching of patterns the logs supply
 
 SPARK_DEFAULT_REDACTION_REGEX: Final = r"(?i)secret|password|token|access[.]key"
 REDACTED: Final = "*********(redacted)"  # Spark's own replacement text (Utils.REDACTION_REPLACEMENT_TEXT)
 APP_REDACTION_PROPERTY: Final = "spark.redaction.regex"
+SPARK_HADOOP_PREFIX: Final = "spark.hadoop."  # Spark passes these keys to Hadoop's Configuration without it
+# Hadoop 3's core-default.xml value of hadoop.security.sensitive-config-keys (ConfigRedactor matches keys only).
+HADOOP_SENSITIVE_KEY_PATTERNS: Final[tuple[str, ...]] = (
+    r"secret$",
+    r"password$",
+    r"ssl.keystore.pass$",
+    r"fs.s3.*[Ss]ecret.?[Kk]ey",
+    r"fs.s3a.*.server-side-encryption.key",
+    r"fs.s3a.encryption.key",
+    r"fs.azure\.account.key.*",
+    r"credential$",
+    r"oauth.*secret",
+    r"oauth.*password",
+    r"oauth.*token",
+    r"hadoop.security.sensitive-config-keys",
+)
+# Secrets of cloud connectors Hadoop's list misses (keys only): GCS service-account private keys and encryption
+# keys, credentials in the plural, Azure SAS tokens (fs.azure.sas.<container>.<account>). Session tokens and S3A
+# secret keys of any bucket are caught by Spark's default regex (token, secret), which applies to every key too.
+EXTRA_SENSITIVE_KEY_PATTERNS: Final[tuple[str, ...]] = (
+    r"(?i)private[._-]?key",
+    r"(?i)encryption[._-]?key$",
+    r"(?i)credentials$",
+    r"(?i)(^|\.)sas([._-]|$)",
+)
+# Patterns from a log: longer than this is no redaction regex anyone wrote by hand, and RE2's memory is capped.
+MAX_UNTRUSTED_PATTERN_CHARS: Final = 1000
+_RE2_MAX_MEM: Final = 1 << 20
 
 # user:password@host in any URL-ish value; the user part is kept so people can still see who connected.
 _URL_PASSWORD: Final = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<user>[^:/@\s]*):(?P<password>[^@/\s]+)@")
@@ -31,32 +72,66 @@ def _compile(pattern: str, origin: str) -> re.Pattern[str]:
         raise ValueError(f"invalid redaction pattern {pattern!r} ({origin}): {exc}") from exc
 
 
+class Searcher(Protocol):
+    def search(self, text: str, /) -> object: ...
+
+
+def compile_untrusted(pattern: str, origin: str) -> Searcher:
+    """``pattern`` from a log compiled for RE2 (linear time); ValueError naming ``origin`` if it is too long or
+    RE2 cannot compile it (backreferences, lookarounds, too large a program)."""
+    if len(pattern) > MAX_UNTRUSTED_PATTERN_CHARS:
+        raise ValueError(f"pattern of {len(pattern)} characters ({origin}): over {MAX_UNTRUSTED_PATTERN_CHARS}")
+    options = re2.Options()
+    options.max_mem = _RE2_MAX_MEM
+    options.log_errors = False
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        raise ValueError(f"pattern {pattern[:80]!r} ({origin}) is not supported by RE2: {exc}") from exc
+
+
 class Redactor:
     """Decides, for one (key, value) property, whether to show the value or :data:`REDACTED`.
 
     ``key_and_value`` patterns (Spark's default and the app's own ``spark.redaction.regex``) redact when they
-    match the key or the value, as Spark does; ``extra_patterns`` from our configuration match keys only.
+    match the key or the value, as Spark does; ``extra_patterns`` from our configuration, Hadoop's sensitive-key
+    patterns and ``untrusted_key_patterns`` (a job conf's own, compiled with RE2) match keys only. A
+    ``spark.hadoop.*`` key is also tried with the prefix stripped.
     """
 
     __slots__ = ("_key_and_value", "_key_only")
 
-    def __init__(self, extra_patterns: Sequence[str] = (), *, key_and_value: Sequence[str] = ()) -> None:
-        self._key_only: tuple[re.Pattern[str], ...] = tuple(
-            _compile(p, "extra redaction pattern") for p in extra_patterns
+    def __init__(
+        self,
+        extra_patterns: Sequence[str] = (),
+        *,
+        key_and_value: Sequence[str] = (),
+        untrusted_key_patterns: Sequence[Searcher] = (),
+    ) -> None:
+        self._key_only: tuple[Searcher, ...] = (
+            *(_compile(p, "extra redaction pattern") for p in extra_patterns),
+            *_DEFAULT_KEY_PATTERNS,
+            *untrusted_key_patterns,
         )
-        self._key_and_value: tuple[re.Pattern[str], ...] = (
+        self._key_and_value: tuple[Searcher, ...] = (
             _compile(SPARK_DEFAULT_REDACTION_REGEX, "Spark default"),
-            *(_compile(p, APP_REDACTION_PROPERTY) for p in key_and_value),
+            *(compile_untrusted(p, APP_REDACTION_PROPERTY) for p in key_and_value),
         )
 
     def with_app_regex(self, app_regex: str) -> Redactor:
-        """This redactor plus the app's own ``spark.redaction.regex``; raises ValueError if it is invalid."""
+        """This redactor plus the app's own ``spark.redaction.regex`` (compiled with RE2); raises ValueError if RE2
+        cannot compile it."""
         clone = Redactor.__new__(Redactor)
         clone._key_only = self._key_only
-        clone._key_and_value = (*self._key_and_value, _compile(app_regex, APP_REDACTION_PROPERTY))
+        clone._key_and_value = (*self._key_and_value, compile_untrusted(app_regex, APP_REDACTION_PROPERTY))
         return clone
 
     def is_secret_key(self, key: str) -> bool:
+        if key.startswith(SPARK_HADOOP_PREFIX) and self._is_secret_key(key[len(SPARK_HADOOP_PREFIX) :]):
+            return True
+        return self._is_secret_key(key)
+
+    def _is_secret_key(self, key: str) -> bool:
         return _matches(self._key_and_value, key) or _matches(self._key_only, key)
 
     def redact(self, key: str, value: str) -> str:
@@ -81,7 +156,12 @@ class Redactor:
         return _JAVA_OPTION.sub(replace, options)
 
 
-def _matches(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
+_DEFAULT_KEY_PATTERNS: Final[tuple[re.Pattern[str], ...]] = tuple(
+    re.compile(p) for p in (*HADOOP_SENSITIVE_KEY_PATTERNS, *EXTRA_SENSITIVE_KEY_PATTERNS)
+)
+
+
+def _matches(patterns: tuple[Searcher, ...], text: str) -> bool:
     """Whether any pattern matches ``text``; short texts are cached: every app of a cluster repeats its keys."""
     if len(text) > _CACHED_TEXT_MAX:
         return any(p.search(text) for p in patterns)
@@ -92,7 +172,7 @@ _CACHED_TEXT_MAX: Final = 200  # keys and most values; long ones (classpaths) ar
 
 
 @functools.lru_cache(maxsize=1 << 15)
-def _matches_cached(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
+def _matches_cached(patterns: tuple[Searcher, ...], text: str) -> bool:
     return any(p.search(text) for p in patterns)
 
 

@@ -11,9 +11,9 @@ the file, such as ``user.name``, and ``${env.X}`` variables are not known here);
 self-reference or too deep a chain leaves the raw value as Hadoop would (unbound: what is expanded so far), and
 is reported in one warning.
 
-Secrets: :class:`~appmodel.redaction.Redactor`'s rules, plus Hadoop's own default
-``hadoop.security.sensitive-config-keys`` patterns and those the file itself sets. A value that took part of
-its text from a secret property through ``${...}`` is redacted too.
+Secrets: :class:`~appmodel.redaction.Redactor`'s rules (which include Hadoop's own default
+``hadoop.security.sensitive-config-keys`` patterns), plus those the file itself sets, compiled with RE2. A value
+that took part of its text from a secret property through ``${...}`` is redacted too.
 """
 
 from __future__ import annotations
@@ -25,28 +25,13 @@ from pathlib import Path
 from typing import IO, Final
 from xml.parsers import expat
 
-from appmodel.redaction import REDACTED, Redactor
+from appmodel.redaction import REDACTED, Redactor, Searcher, compile_untrusted
 
 MAX_SUBSTITUTIONS: Final = 20  # Hadoop's Configuration.MAX_SUBST
 MAX_CONF_BYTES: Final = 64 << 20  # real job confs are tens of KB; anything this big is not one
 _CHUNK: Final = 1 << 16
 _VAR: Final = re.compile(r"\$\{([^}$\s]+)\}")
 SENSITIVE_KEYS_PROPERTY: Final = "hadoop.security.sensitive-config-keys"
-# Hadoop 3's core-default.xml value of hadoop.security.sensitive-config-keys (ConfigRedactor matches keys only).
-HADOOP_SENSITIVE_KEY_PATTERNS: Final[tuple[str, ...]] = (
-    r"secret$",
-    r"password$",
-    r"ssl.keystore.pass$",
-    r"fs.s3.*[Ss]ecret.?[Kk]ey",
-    r"fs.s3a.*.server-side-encryption.key",
-    r"fs.s3a.encryption.key",
-    r"fs.azure\.account.key.*",
-    r"credential$",
-    r"oauth.*secret",
-    r"oauth.*password",
-    r"oauth.*token",
-    r"hadoop.security.sensitive-config-keys",
-)
 _MAX_LISTED: Final = 5
 
 
@@ -146,15 +131,13 @@ def resolve_and_redact(
         raw[key] = value
     conf = HadoopConf()
     job_patterns = [p.strip() for p in raw.get(SENSITIVE_KEYS_PROPERTY, "").split(",") if p.strip()]
-    usable: list[str] = []
+    usable: list[Searcher] = []
     for pattern in job_patterns:
         try:
-            re.compile(pattern)
-        except re.error:
-            conf.warnings.append(f"{name}: invalid pattern {pattern!r} in {SENSITIVE_KEYS_PROPERTY} ignored")
-            continue
-        usable.append(pattern)
-    redactor = Redactor([*redaction_patterns, *HADOOP_SENSITIVE_KEY_PATTERNS, *usable])
+            usable.append(compile_untrusted(pattern, SENSITIVE_KEYS_PROPERTY))
+        except ValueError as exc:  # the built-in patterns still apply
+            conf.warnings.append(f"{name}: ignored a pattern: {exc}")
+    redactor = Redactor(redaction_patterns, untrusted_key_patterns=usable)
     too_deep: list[str] = []
     for key, value in raw.items():
         resolved, used, problem = substitute(value, raw)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from django.core import serializers
 from django.core.management import call_command
 from django.db import DatabaseError
 from django.test import override_settings
@@ -513,3 +514,82 @@ def test_a_json_file_with_no_spark_event_is_not_analyzed_and_exits_2(refdata: Pa
     assert code == 2
     assert [record["app_id"] for record in json_lines(stdout)] == ["local-1795326055348"]
     assert stderr.splitlines() == [f"hindsight: {junk}: not a Spark event log: none of its 3 line(s) is a Spark event"]
+
+
+# ---- secrets: spark.hadoop.* cloud-store keys reach neither the database nor the JSON (issue 15 F2) ----------
+# Neutral marker values: one containing "secret" or "token" would be redacted by Spark's value regex and hide a
+# missing key pattern.
+
+CLOUD_SECRET_KEYS = (
+    "spark.hadoop.fs.azure.account.key.acme.blob.core.windows.net",
+    "spark.hadoop.fs.azure.account.key.acme.dfs.core.windows.net",
+    "spark.hadoop.fs.gs.auth.service.account.private.key",
+    "spark.hadoop.fs.gs.auth.service.account.private.key.id",
+    "spark.hadoop.fs.azure.sas.logs.acme.blob.core.windows.net",
+    "spark.hadoop.fs.azure.sas.fixed.token",
+    "spark.hadoop.fs.s3a.session.token",
+    "spark.hadoop.fs.s3a.bucket.logs.session.token",
+    "spark.hadoop.fs.s3a.secret.key",
+    "spark.hadoop.fs.s3a.bucket.logs.secret.key",
+    "spark.hadoop.fs.s3a.encryption.key",
+    "spark.hadoop.fs.gs.encryption.key",
+    "spark.hadoop.dfs.adls.oauth2.credential",
+    "spark.hadoop.google.cloud.auth.service.account.credentials",
+)
+
+
+def _neutral_marker(index: int) -> str:
+    return f"MARKER-7f3a-{index:02d}"
+
+
+def _log_with_properties(tmp_path: Path, spark_properties: dict[str, str], hadoop_properties: dict[str, str]) -> Path:
+    log = tmp_path / "local-1700000000000"
+    events = [
+        {"Event": "SparkListenerLogStart", "Spark Version": "3.5.1"},
+        {
+            "Event": "SparkListenerEnvironmentUpdate",
+            "JVM Information": {"Java Version": "17"},
+            "Spark Properties": {"spark.app.name": "etl", **spark_properties},
+            "Hadoop Properties": hadoop_properties,
+            "System Properties": {},
+            "Classpath Entries": {},
+        },
+        {
+            "Event": "SparkListenerApplicationStart",
+            "App Name": "etl",
+            "App ID": "local-1700000000000",
+            "Timestamp": 1_700_000_000_000,
+            "User": "alice",
+        },
+        {"Event": "SparkListenerApplicationEnd", "Timestamp": 1_700_000_060_000},
+    ]
+    log.write_bytes(b"\n".join(orjson.dumps(event) for event in events) + b"\n")
+    return log
+
+
+@pytest.mark.django_db
+def test_spark_hadoop_secrets_are_neither_stored_nor_printed(tmp_path: Path) -> None:
+    spark_properties = {key: _neutral_marker(i) for i, key in enumerate(CLOUD_SECRET_KEYS)}
+    # The same keys as Spark's "Hadoop Properties" list them: without the prefix.
+    hadoop_properties = {
+        key.removeprefix("spark.hadoop."): _neutral_marker(50 + i) for i, key in enumerate(CLOUD_SECRET_KEYS)
+    }
+    spark_properties["spark.hadoop.fs.defaultFS"] = "abfs://logs@acme"
+    log = _log_with_properties(tmp_path, spark_properties, hadoop_properties)
+
+    code, stdout, stderr = run(str(log), "--format", "json")
+
+    assert (code, stderr) == (0, "")
+    stored = serializers.serialize("json", AnalyzedApp.objects.all())
+    assert AnalyzedApp.objects.get().spark_properties["spark.hadoop.fs.defaultFS"] == "abfs://logs@acme"
+    assert "MARKER-7f3a" not in stdout
+    assert "MARKER-7f3a" not in stored
+
+
+def test_an_anchored_hadoop_pattern_matches_a_spark_hadoop_key_with_the_prefix_stripped(tmp_path: Path) -> None:
+    log = _log_with_properties(tmp_path, {"spark.hadoop.corp.vault.pin": _neutral_marker(1)}, {})
+
+    [outcome] = list(read_apps(log, [r"^corp\.vault\."]))
+
+    assert outcome.app is not None
+    assert _neutral_marker(1) not in orjson.dumps(outcome.app.environment.spark_properties).decode()

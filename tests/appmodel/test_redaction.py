@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from appmodel.redaction import REDACTED, Redactor, redact_url_passwords
+from appmodel.redaction import MAX_UNTRUSTED_PATTERN_CHARS, REDACTED, Redactor, compile_untrusted, redact_url_passwords
 
 
 @pytest.mark.parametrize(
@@ -66,3 +66,42 @@ def test_url_passwords_are_redacted_in_any_value_and_the_user_is_kept() -> None:
 def test_redact_pairs_builds_the_redacted_mapping() -> None:
     pairs = [("spark.app.name", "etl"), ("spark.ssl.keyStorePassword", "k")]
     assert Redactor().redact_pairs(pairs) == {"spark.app.name": "etl", "spark.ssl.keyStorePassword": REDACTED}
+
+
+@pytest.mark.timeout(10)
+def test_an_untrusted_pattern_runs_in_linear_time_on_a_catastrophic_input() -> None:
+    pattern = compile_untrusted("^(a|aa)+$", "spark.redaction.regex")
+    assert pattern.search("a" * 40 + "b") is None
+    assert pattern.search("a" * 100_000) is not None
+
+
+@pytest.mark.parametrize("pattern", [r"(a)\1", "(?<=x)y", "x" * (MAX_UNTRUSTED_PATTERN_CHARS + 1), "(a{1000}){1000}"])
+def test_an_untrusted_pattern_re2_cannot_run_or_too_long_is_a_value_error_naming_its_origin(pattern: str) -> None:
+    with pytest.raises(ValueError, match=r"spark\.redaction\.regex"):
+        compile_untrusted(pattern, "spark.redaction.regex")
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "spark.hadoop.fs.azure.account.key.acme.dfs.core.windows.net",
+        "spark.hadoop.fs.gs.auth.service.account.private.key",
+        "spark.hadoop.fs.azure.sas.logs.acme.blob.core.windows.net",
+        "spark.hadoop.fs.s3a.bucket.logs.session.token",
+        "spark.hadoop.fs.s3a.bucket.logs.secret.key",
+        "spark.hadoop.dfs.adls.oauth2.credential",
+        "spark.hadoop.google.cloud.auth.service.account.credentials",
+        "fs.azure.account.key.acme.blob.core.windows.net",
+    ],
+)
+def test_cloud_store_secret_keys_are_redacted_with_or_without_the_spark_hadoop_prefix(key: str) -> None:
+    assert Redactor().redact(key, "MARKER-7f3a") == REDACTED
+
+
+def test_cloud_store_settings_that_are_not_secrets_are_kept() -> None:
+    for key in ("spark.hadoop.fs.s3a.aws.credentials.provider", "spark.hadoop.fs.azure.account.auth.type"):
+        assert Redactor().redact(key, "MARKER-7f3a") == "MARKER-7f3a", key
+
+
+def test_a_configured_anchored_pattern_matches_a_spark_hadoop_key_with_the_prefix_stripped() -> None:
+    assert Redactor([r"^corp\.vault\."]).redact("spark.hadoop.corp.vault.pin", "MARKER-7f3a") == REDACTED

@@ -121,3 +121,25 @@ def test_randomly_damaged_confs_are_read_or_refused_with_one_line(tmp_path: Path
             assert len(conf.properties) <= 166
     assert refusals
     assert all("\n" not in message and message.startswith(path.name) for message in refusals)
+
+
+@pytest.mark.timeout(10)
+def test_a_catastrophic_sensitive_keys_pattern_in_a_job_conf_runs_in_linear_time() -> None:
+    pairs = [("hadoop.security.sensitive-config-keys", "^(a|aa)+$"), ("a" * 40 + "b", "MARKER-7f3a"), ("a" * 40, "x")]
+
+    props = resolve_and_redact(pairs, name="c.xml").properties  # Python's re takes ~30 s on the first key
+
+    assert props["a" * 40 + "b"] == "MARKER-7f3a"
+    assert props["a" * 40] == REDACTED
+
+
+def test_a_sensitive_keys_pattern_re2_cannot_run_is_ignored_with_a_warning_and_the_defaults_still_apply() -> None:
+    pairs = [
+        ("hadoop.security.sensitive-config-keys", r"(?=corp)corp\.pin"),  # a lookahead: not RE2
+        ("fs.azure.account.key.acme", "MARKER-7f3a"),
+    ]
+
+    conf = resolve_and_redact(pairs, name="c.xml")
+
+    assert conf.properties["fs.azure.account.key.acme"] == REDACTED
+    assert any("(?=corp)" in w and "hadoop.security.sensitive-config-keys" in w for w in conf.warnings)

@@ -599,7 +599,7 @@ def test_secrets_in_the_environment_are_redacted() -> None:
     assert "pw123" not in spark["spark.jdbc.url"]
     assert spark["spark.custom.internal"] == REDACTED
     assert app.environment.system_properties["javax.net.ssl.keyStorePassword"] == REDACTED
-    assert app.environment.hadoop_properties["fs.azure.account.key"] == "k2"  # no default pattern matches it
+    assert app.environment.hadoop_properties["fs.azure.account.key"] == REDACTED  # Hadoop's sensitive-key pattern
 
 
 def test_the_apps_own_redaction_regex_is_honoured() -> None:
@@ -785,3 +785,32 @@ def test_a_line_nested_1100_deep_is_counted_malformed_and_the_log_is_still_read(
     assert outcome.app is not None
     assert outcome.app.stats.malformed_lines == 1
     assert outcome.app.stats.events == len(lines)
+
+
+@pytest.mark.timeout(10)
+def test_a_catastrophic_app_redaction_regex_runs_in_linear_time() -> None:
+    environment = {
+        "Event": "SparkListenerEnvironmentUpdate",
+        "Spark Properties": {"spark.redaction.regex": "^(a|aa)+$", "spark.note": "a" * 40 + "b", "spark.aa": "a" * 40},
+    }
+    lines = _complete_log()
+    lines.insert(2, _line(environment))
+
+    spark = _build(lines).environment.spark_properties  # Python's re takes ~30 s on spark.note's value
+
+    assert spark["spark.note"] == "a" * 40 + "b"
+    assert spark["spark.aa"] == REDACTED
+
+
+def test_an_app_redaction_regex_re2_cannot_run_becomes_a_warning_and_the_defaults_still_apply() -> None:
+    environment = {
+        "Event": "SparkListenerEnvironmentUpdate",
+        "Spark Properties": {"spark.redaction.regex": r"(a)\1", "spark.hadoop.fs.azure.account.key.x": "MARKER-7f3a"},
+    }
+    lines = _complete_log()
+    lines.insert(2, _line(environment))
+
+    app = _build(lines)
+
+    assert app.environment.spark_properties["spark.hadoop.fs.azure.account.key.x"] == REDACTED
+    assert any("spark.redaction.regex" in w and "RE2" in w for w in app.warnings)
