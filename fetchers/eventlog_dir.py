@@ -50,6 +50,7 @@ from fetchers.eventlog.layout import (
     APPSTATUS_PREFIX,
     COMPACT,
     IN_PROGRESS,
+    MAX_SCAN_DEPTH,
     ROLLING,
     SINGLE,
     databricks_selection,
@@ -69,7 +70,6 @@ logger = logging.getLogger(__name__)
 _URL_SCHEME: Final = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://")
 _WEBHDFS_SCHEMES: Final = frozenset({"hdfs", "webhdfs", "swebhdfs"})
 _STATE_KEY: Final = "in_progress"
-_MAX_DEPTH: Final = 16  # nested plain directories scanned on HDFS; deeper ones are reported, not listed
 
 
 @dataclass(frozen=True)
@@ -326,10 +326,10 @@ class _WebHdfsRoot:
                 found = self._directory_log(child, child_display, layout, children)
                 if found is not None:
                     yield found
-            elif depth < _MAX_DEPTH:
+            elif depth < MAX_SCAN_DEPTH:
                 yield from self._scan(child, child_display, children, depth + 1)
             else:
-                self.report(f"{child_display}: nested deeper than {_MAX_DEPTH} directories; not scanned")
+                self.report(f"{child_display}: nested deeper than {MAX_SCAN_DEPTH} directories; not scanned")
 
     def _single(self, path: str, display: str, status: FileStatus) -> Iterator[_Found]:
         name = posixpath.basename(path)

@@ -77,6 +77,10 @@ def read_apps(path: Path, redaction_patterns: Sequence[str] = ()) -> Iterator[Re
         if app.stats.lines == 0:
             yield ReadOutcome(source=source, app=None, error=f"{source}: no events (empty or unreadable log)")
             continue
+        if app.stats.events == 0:  # JSON or text that is not an event log: nothing to analyze, not an empty verdict
+            error = f"{source}: not a Spark event log: none of its {app.stats.lines} line(s) is a Spark event"
+            yield ReadOutcome(source=source, app=None, error=error)
+            continue
         app.warnings.extend(warnings)
         if log.in_progress:
             app.warnings.append("the log is still being written (.inprogress)")

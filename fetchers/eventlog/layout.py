@@ -13,6 +13,7 @@ Format facts relied on (refdata README section 6 facts 3-5):
 
 from __future__ import annotations
 
+import os
 import re
 import stat
 from collections.abc import Iterable
@@ -53,6 +54,10 @@ APPSTATUS_PREFIX: Final = "appstatus_"
 IN_PROGRESS: Final = ".inprogress"
 COMPACT: Final = ".compact"
 DATABRICKS_CURRENT: Final = "eventlog"
+# Plain directories a scan descends below the given one (local and HDFS alike): deeper ones are reported, not
+# scanned. Real trees are shallow (a JobHistory done tree is yyyy/MM/dd/serial); a hostile one is bounded.
+MAX_SCAN_DEPTH: Final = 16
+NOT_REGULAR: Final = "not a regular file"  # a FIFO, socket or device: skipped, never opened
 
 _ROLLING_PART = re.compile(r"events_(?P<index>\d+)_(?P<rest>.+)")
 _DATABRICKS_ROLLED = re.compile(r"eventlog-\d{4}-\d{2}-\d{2}--\d{2}-\d{2}(?:\.[A-Za-z0-9]+)?")
@@ -71,7 +76,8 @@ def find_event_logs(path: Path) -> tuple[list[EventLog], list[str]]:
     """Event logs at ``path`` and one error line per entry under it that could not be used.
 
     A file -> that log. A rolling (``eventlog_v2_*``) or Databricks directory -> that log. Any other
-    directory -> every log found under it, recursively. Raises EventLogError when nothing usable is there.
+    directory -> every log found under it, down to MAX_SCAN_DEPTH directories; a FIFO, socket or device is an
+    error line ("not a regular file"), never opened. Raises EventLogError when nothing usable is there.
     """
     path = Path(path)
     try:
@@ -83,7 +89,7 @@ def find_event_logs(path: Path) -> tuple[list[EventLog], list[str]]:
     if stat.S_ISREG(mode):
         return [single_file_log(path)], []
     if not stat.S_ISDIR(mode):
-        raise EventLogError(f"{path}: not a regular file or directory")
+        raise EventLogError(f"{path}: {NOT_REGULAR}")
     errors: list[str] = []
     logs: list[EventLog] = []
     directory_log = _directory_log(path)
@@ -252,35 +258,46 @@ def _directory_log(directory: Path) -> EventLog | None:
     return None
 
 
-def _scan(directory: Path, logs: list[EventLog], errors: list[str]) -> None:
-    try:
-        entries = _list_dir(directory)
-    except EventLogError as error:
-        errors.append(str(error))
-        return
-    for entry in entries:
-        if skipped_when_scanning(entry.name, is_file=False):
-            continue
+def _scan(top: Path, logs: list[EventLog], errors: list[str]) -> None:
+    """Every log under ``top``, depth first in name order, with an explicit stack: a deep tree cannot exhaust
+    Python's stack. Directories nested more than MAX_SCAN_DEPTH below ``top`` are reported, not scanned."""
+    pending: list[tuple[Path, int]] = [(top, 0)]
+    while pending:
+        directory, depth = pending.pop()
         try:
-            mode = entry.lstat().st_mode
-            if stat.S_ISLNK(mode):
-                mode = entry.stat().st_mode  # follow links to files; linked directories could loop
-                if stat.S_ISDIR(mode):
-                    continue
-            if stat.S_ISDIR(mode):
-                directory_log = _directory_log(entry)
-                if directory_log is None:
-                    _scan(entry, logs, errors)
-                else:
-                    logs.append(directory_log)
-            elif stat.S_ISREG(mode):
-                if skipped_when_scanning(entry.name, is_file=True):
-                    continue
-                logs.append(single_file_log(entry))
+            entries = _list_dir(directory)
         except EventLogError as error:
             errors.append(str(error))
-        except OSError as error:
-            errors.append(f"{entry}: cannot read ({error.strerror or error})")
+            continue
+        subdirectories: list[tuple[Path, int]] = []
+        for entry in entries:
+            if skipped_when_scanning(entry.name, is_file=False):
+                continue
+            try:
+                mode = entry.lstat().st_mode
+                if stat.S_ISLNK(mode):
+                    mode = entry.stat().st_mode  # follow links to files; linked directories could loop
+                    if stat.S_ISDIR(mode):
+                        continue
+                if stat.S_ISDIR(mode):
+                    directory_log = _directory_log(entry)
+                    if directory_log is not None:
+                        logs.append(directory_log)
+                    elif depth < MAX_SCAN_DEPTH:
+                        subdirectories.append((entry, depth + 1))
+                    else:
+                        errors.append(f"{entry}: nested deeper than {MAX_SCAN_DEPTH} directories; not scanned")
+                elif skipped_when_scanning(entry.name, is_file=True):
+                    continue
+                elif stat.S_ISREG(mode):
+                    logs.append(single_file_log(entry))
+                else:  # a FIFO, socket or device: opening one could block for ever
+                    errors.append(f"{entry}: {NOT_REGULAR}")
+            except EventLogError as error:
+                errors.append(str(error))
+            except OSError as error:
+                errors.append(f"{entry}: cannot read ({error.strerror or error})")
+        pending.extend(reversed(subdirectories))  # popped in name order, as the recursive scan visited them
 
 
 def _list_dir(directory: Path) -> list[Path]:
@@ -290,7 +307,26 @@ def _list_dir(directory: Path) -> list[Path]:
         raise EventLogError(f"{directory}: cannot list directory ({error.strerror or error})") from None
 
 
+def regular_file_problem(path: Path) -> str | None:
+    """Why ``path`` is not a regular file to open ("not a regular file", "no such file", ...), None when it is.
+
+    Checked with ``stat``, which never blocks, before any ``open``: opening a FIFO waits for a writer for ever.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as error:
+        return f"cannot read ({error.strerror or error})"
+    if stat.S_ISDIR(mode):
+        return "is a directory, expected a file"
+    return None if stat.S_ISREG(mode) else NOT_REGULAR
+
+
 def _read_head(path: Path) -> bytes:
+    problem = regular_file_problem(path)
+    if problem is not None:
+        raise EventLogError(f"{path}: {problem}")
     try:
         with open(path, "rb") as fh:
             return fh.read(HEAD_SIZE)
@@ -327,6 +363,8 @@ def in_progress_reason(log: EventLog) -> str:
 
 __all__ = (
     "DATABRICKS",
+    "MAX_SCAN_DEPTH",
+    "NOT_REGULAR",
     "ROLLING",
     "SINGLE",
     "EventLog",
@@ -339,6 +377,7 @@ __all__ = (
     "find_event_logs",
     "in_progress_reason",
     "name_hints",
+    "regular_file_problem",
     "rolling_listing",
     "rolling_selection",
     "single_file_log",

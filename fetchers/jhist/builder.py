@@ -211,8 +211,8 @@ class JhistBuilder:
             self.stats.lines += 1
             try:
                 envelope: _Envelope | None = _DECODER.decode(line)
-            except (msgspec.DecodeError, ValueError):  # not JSON (or not UTF-8), or not a usual per-task event
-                envelope = None
+            except (msgspec.DecodeError, ValueError, RecursionError):  # not JSON (or not UTF-8), not a usual
+                envelope = None  # per-task event, or nested deeper than the stack (the tolerant path counts it)
             if (
                 envelope is not None
                 and envelope.type in _TASK_EVENTS
@@ -229,7 +229,7 @@ class JhistBuilder:
                 event = orjson.loads(line)
                 etype = event.get("type")
                 body = event.get("event")
-            except (ValueError, AttributeError):  # orjson's JSONDecodeError is a ValueError, as is bad UTF-8
+            except (ValueError, AttributeError, RecursionError):  # orjson's JSONDecodeError is a ValueError
                 event = etype = body = None
             if etype == "record":  # the Avro schema line
                 continue
@@ -241,7 +241,7 @@ class JhistBuilder:
                 continue
             try:
                 self._event(etype, payload)
-            except (BadEvent, KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            except (BadEvent, KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
                 self.stats.malformed_lines += 1
                 self._problem_count += 1
                 if len(self._problems) < _MAX_LISTED_PROBLEMS:

@@ -8,12 +8,15 @@ The JobHistory Server keeps files under ``mapreduce.jobhistory.done-dir`` and ``
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Final
 from urllib.parse import unquote_plus
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from fetchers.eventlog.layout import MAX_SCAN_DEPTH, NOT_REGULAR, regular_file_problem
 
 CONF_SUFFIX: Final = "_conf.xml"
 JHIST_SUFFIX: Final = ".jhist"
@@ -170,31 +173,68 @@ def locate_history_files(
 
 def find_history_files(path: Path) -> tuple[list[JobHistoryFiles], list[str]]:
     """Every ``.jhist`` file at or under ``path`` (a file, any directory, a done or done_intermediate tree), each
-    with its ``<jobid>_conf.xml`` when one sits next to it; plus one error line per problem."""
-    if path.is_file():
+    with its ``<jobid>_conf.xml`` when one sits next to it; plus one error line per problem.
+
+    Only regular files are taken (checked with ``stat``: opening a FIFO blocks); directories are scanned with an
+    explicit stack down to ``MAX_SCAN_DEPTH`` levels (deeper ones are an error line), hidden ones skipped."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return [], [f"{path}: no such file or directory"]
+    except OSError as error:
+        return [], [f"{path}: cannot read ({error.strerror or error})"]
+    if stat.S_ISREG(mode):
         job_id = _job_id_of(path.name)
         conf = path.with_name(f"{job_id}{CONF_SUFFIX}") if job_id else None
-        return [
-            JobHistoryFiles(path, conf if conf and conf.is_file() else None, job_id, parse_index_name(path.name))
-        ], []
-    if not path.is_dir():
-        return [], [f"{path}: no such file or directory"]
+        return [JobHistoryFiles(path, _regular_or_none(conf), job_id, parse_index_name(path.name))], []
+    if not stat.S_ISDIR(mode):
+        return [], [f"{path}: {NOT_REGULAR}"]
     found: list[JobHistoryFiles] = []
     errors: list[str] = []
-
-    def onerror(error: OSError) -> None:
-        errors.append(f"{error.filename}: cannot list ({error.strerror or error})")
-
-    for root, dirs, files in os.walk(path, onerror=onerror):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        names = set(files)
-        for name in sorted(files):
-            if name.startswith(".") or not name.endswith(JHIST_SUFFIX):
+    pending: list[tuple[Path, int]] = [(path, 0)]
+    while pending:
+        directory, depth = pending.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError as error:
+            errors.append(f"{directory}: cannot list ({error.strerror or error})")
+            continue
+        regular: set[str] = set()
+        histories: list[str] = []
+        subdirectories: list[tuple[Path, int]] = []
+        for entry in entries:
+            if entry.name.startswith("."):
                 continue  # hidden files include Hadoop's local-FS .crc checksums
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if depth < MAX_SCAN_DEPTH:
+                        subdirectories.append((Path(entry.path), depth + 1))
+                    else:
+                        errors.append(f"{entry.path}: nested deeper than {MAX_SCAN_DEPTH} directories; not scanned")
+                    continue
+                is_regular = stat.S_ISREG(entry.stat().st_mode)  # follows links to files, as os.walk did
+            except OSError as error:
+                errors.append(f"{entry.path}: cannot read ({error.strerror or error})")
+                continue
+            if is_regular:
+                regular.add(entry.name)
+            if entry.name.endswith(JHIST_SUFFIX):
+                if is_regular:
+                    histories.append(entry.name)
+                else:  # a FIFO, socket or device named *.jhist: opening it could block for ever
+                    errors.append(f"{entry.path}: {NOT_REGULAR}")
+        for name in histories:
             job_id = _job_id_of(name)
             conf_name = f"{job_id}{CONF_SUFFIX}" if job_id else None
-            conf = Path(root) / conf_name if conf_name and conf_name in names else None
-            found.append(JobHistoryFiles(Path(root) / name, conf, job_id, parse_index_name(name)))
+            conf = directory / conf_name if conf_name and conf_name in regular else None
+            found.append(JobHistoryFiles(directory / name, conf, job_id, parse_index_name(name)))
+        pending.extend(reversed(subdirectories))  # popped in name order, as os.walk visited them
     if not found and not errors:
         errors.append(f"{path}: no .jhist job-history files found")
     return found, errors
+
+
+def _regular_or_none(path: Path | None) -> Path | None:
+    """``path`` when it is a regular file (stat only: never blocks on a FIFO), else None."""
+    return path if path is not None and regular_file_problem(path) is None else None

@@ -201,7 +201,7 @@ def decode_task_ends(lines: Sequence[memoryview | bytes]) -> TaskEndBatch | None
     decode = TASK_END_DECODER.decode
     try:
         events = [decode(line) for line in lines]
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # RecursionError: a line nested too deep, malformed there
         return None
     metric_rows = bytearray()  # the Task Executor Metrics of each row, ABSENT when not logged
     stage_index: dict[tuple[int, int], int] = {}

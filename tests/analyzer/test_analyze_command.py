@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import re
 import shutil
 from pathlib import Path
@@ -450,6 +451,69 @@ def test_a_100k_task_job_is_analyzed_and_stored_with_its_phase_totals(tmp_path: 
     assert record["metrics"]["used_gb_hours"] == pytest.approx(100_000 / 3600)
     assert record["metrics"]["wasted_gb_hours"] == pytest.approx(100_000 / 3600 / 4)
     assert StageSummary.objects.filter(app_id=record["stored_id"]).count() == 2
+
+
+@pytest.mark.timeout(60)
+def test_a_fifo_beside_a_log_is_one_line_and_the_log_is_still_analyzed(refdata: Path, tmp_path: Path) -> None:
+    shutil.copyfile(refdata / PLAIN_LOG, tmp_path / "local-1795326055348")
+    os.mkfifo(tmp_path / "application_1_1")  # opening a FIFO with no writer blocks for ever
+    os.mkfifo(tmp_path / "job_1_1-x.jhist")
+
+    code, stdout, stderr = run(str(tmp_path), str(tmp_path / "job_1_1-x.jhist"), "--format", "json", "--no-store")
+
+    assert code == 2
+    assert [record["app_id"] for record in json_lines(stdout)] == ["local-1795326055348"]
+    assert stderr.splitlines() == [
+        f"hindsight: {tmp_path / 'application_1_1'}: not a regular file",
+        f"hindsight: {tmp_path / 'job_1_1-x.jhist'}: not a regular file",  # found in the directory
+        f"hindsight: {tmp_path / 'job_1_1-x.jhist'}: not a regular file",  # given as a PATH
+    ]
+
+
+@pytest.mark.timeout(120)
+def test_a_tree_1100_directories_deep_is_scanned_to_its_cap_and_its_logs_analyzed(
+    refdata: Path, tmp_path: Path
+) -> None:
+    shutil.copyfile(refdata / PLAIN_LOG, tmp_path / "local-1795326055348")
+    deep = tmp_path
+    for _ in range(1100):
+        deep = deep / "d"
+        os.mkdir(deep)  # one at a time: os.makedirs itself recurses
+    try:
+        code, stdout, stderr = run(str(tmp_path), "--format", "json", "--no-store")
+    finally:
+        while deep != tmp_path:  # pytest's own clean-up of old temp dirs (shutil.rmtree) recurses: remove it here
+            os.rmdir(deep)
+            deep = deep.parent
+
+    assert [record["app_id"] for record in json_lines(stdout)] == ["local-1795326055348"]
+    assert stderr.splitlines() == [f"hindsight: {tmp_path}{'/d' * 17}: nested deeper than 16 directories; not scanned"]
+    assert "Traceback" not in stderr
+    assert "RecursionError" not in stderr
+    assert code == 2
+
+
+def test_a_path_over_the_file_name_limit_is_one_line_and_the_other_inputs_are_analyzed(
+    refdata: Path, tmp_path: Path
+) -> None:
+    too_long = tmp_path / ("x" * 300)
+
+    code, stdout, stderr = run(str(too_long), str(refdata / PLAIN_LOG), "--format", "json", "--no-store")
+
+    assert code == 2
+    assert [record["app_id"] for record in json_lines(stdout)] == ["local-1795326055348"]
+    assert stderr.splitlines() == [f"hindsight: {too_long}: cannot read (File name too long)"]
+
+
+def test_a_json_file_with_no_spark_event_is_not_analyzed_and_exits_2(refdata: Path, tmp_path: Path) -> None:
+    junk = tmp_path / "local-1700000000000"
+    junk.write_bytes(b'{"a": 1}\n' * 3)
+
+    code, stdout, stderr = run(str(junk), str(refdata / PLAIN_LOG), "--format", "json", "--no-store")
+
+    assert code == 2
+    assert [record["app_id"] for record in json_lines(stdout)] == ["local-1795326055348"]
+    assert stderr.splitlines() == [f"hindsight: {junk}: not a Spark event log: none of its 3 line(s) is a Spark event"]
 
 
 # ---- secrets: spark.hadoop.* cloud-store keys reach neither the database nor the JSON (issue 15 F2) ----------

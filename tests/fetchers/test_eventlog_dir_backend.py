@@ -268,3 +268,23 @@ def test_several_directories_are_listed_together(logs: Path, tmp_path_factory: p
 def test_a_bad_redaction_pattern_is_a_parameter_error(logs: Path) -> None:
     with pytest.raises(ParameterError, match="redaction_patterns"):
         EventLogDirectoryBackend(paths=[str(logs)], redaction_patterns=["("])
+
+
+@pytest.mark.timeout(30)
+def test_a_fifo_in_the_log_directory_is_reported_and_the_logs_beside_it_are_still_listed(
+    logs: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    os.mkfifo(logs / "application_1_1")  # opening a FIFO with no writer would block the listing for ever
+    (logs / "eventlog_v2_local-1").mkdir()
+    os.mkfifo(logs / "eventlog_v2_local-1" / "events_1_local-1")
+    backend = EventLogDirectoryBackend(paths=[str(logs)])
+
+    refs = backend.list_finished(T0, T0 + 3 * MINUTE_MS)
+
+    assert ids(refs) == [
+        ("local-1430917381535", "1"),
+        ("local-1795325985629", None),
+        ("application_1516285256255_0012", None),
+    ]
+    assert f"{logs / 'application_1_1'}: not a regular file" in caplog.text
+    assert "events_1_local-1: unusable part: not a regular file" in caplog.text

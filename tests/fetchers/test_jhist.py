@@ -460,3 +460,17 @@ def test_an_unreadable_conf_is_a_warning_not_a_lost_job(tmp_path: Path) -> None:
     app = read_one_job(tmp_path / PI_0001.name)
     assert app.conf == {}
     assert any("configuration not read" in w and "not well-formed" in w for w in app.warnings)
+
+
+@needs_refdata
+def test_an_event_nested_1000_deep_is_read_and_the_job_is_not_lost(tmp_path: Path) -> None:
+    lines = PI_0001.read_bytes().splitlines(True)
+    nested = b'{"a":' * 1000 + b"1" + b"}" * 1000  # under orjson's limit, over what msgspec's decoder recurses
+    deep = b'{"type":"TASK_FINISHED","event":{"org.apache.hadoop.mapreduce.jobhistory.TaskFinished":{"x":%s}}}\n'
+    history = tmp_path / PI_0001.name
+    history.write_bytes(b"".join([*lines[:4], deep % nested, *lines[4:]]))
+
+    job = read_one_job(history)
+
+    assert job.stats.unknown_keys == {"TASK_FINISHED.x": 1}
+    assert job.stats.lines == read_one_job(PI_0001).stats.lines + 1

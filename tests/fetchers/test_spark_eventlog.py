@@ -769,6 +769,24 @@ def test_a_json_true_among_a_tasks_executor_metrics_is_left_out_not_counted_as_1
     assert app.executors["1"].peak_metrics.get("JVMHeapMemory") == 700
 
 
+@pytest.mark.parametrize("event", ["SparkListenerTaskEnd", "SparkListenerJobStart"])
+def test_a_line_nested_1100_deep_is_counted_malformed_and_the_log_is_still_read(
+    refdata: Path, tmp_path: Path, event: str
+) -> None:
+    lines = (refdata / "spark-generated/spark-4.1.1/event-logs/local-1795326055348").read_bytes().splitlines(True)
+    nested = b'{"a":' * 1100 + b"1" + b"}" * 1100
+    deep = b'{"Event":"%s","Task Metrics":%s,"Properties":%s}\n' % (event.encode(), nested, nested)
+    log = tmp_path / "local-1795326055348"
+    log.write_bytes(b"".join([*lines[:3], deep, *lines[3:]]))
+
+    ((outcome),) = list(read_apps(log))
+
+    assert outcome.error is None
+    assert outcome.app is not None
+    assert outcome.app.stats.malformed_lines == 1
+    assert outcome.app.stats.events == len(lines)
+
+
 @pytest.mark.timeout(10)
 def test_a_catastrophic_app_redaction_regex_runs_in_linear_time() -> None:
     environment = {

@@ -11,7 +11,10 @@ The contract CI scripts rely on:
 * ``--format json`` prints JSON Lines: one object per application (``AnalysisReport.to_json_dict`` lists the
   keys) plus ``stored_id`` (the stored app's id, null with ``--no-store``).
 * ``--no-store`` never touches the database (works with no database configured).
-* Errors go to stderr, one line each: ``hindsight: <path>: <reason>``. The other inputs are still analyzed.
+* Errors go to stderr, one line each: ``hindsight: <path>: <reason>``. The other inputs are still analyzed. Only
+  regular files are opened (a FIFO, socket or device is ``not a regular file``); a directory is scanned down to
+  16 levels (``fetchers.eventlog.layout.MAX_SCAN_DEPTH``, deeper ones are an error line); a file in which no line
+  is a Spark event is ``not a Spark event log``.
 * Exit status: 0 every input analyzed (and stored); 2 some input unreadable; 3 bad configuration
   (heuristics file, redaction patterns: nothing is analyzed); 1 some report could not be stored.
 """
@@ -19,6 +22,7 @@ The contract CI scripts rely on:
 from __future__ import annotations
 
 import re
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Final
@@ -175,10 +179,18 @@ class Command(BaseCommand):
         only when it holds neither is that an error.
         """
         path = Path(raw_path).expanduser()
-        if not path.exists():
+        try:
+            mode = path.stat().st_mode  # stat, never open: a FIFO or device given as PATH must not block
+            path = path.resolve()
+        except FileNotFoundError:
             self.error(raw_path, "no such file or directory")
             return 1
-        path = path.resolve()
+        except (OSError, RuntimeError) as exc:  # a name over the file-name limit, a symlink loop, no permission
+            self.error(raw_path, f"cannot read ({getattr(exc, 'strerror', None) or exc})")
+            return 1
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            self.error(raw_path, "not a regular file")
+            return 1
         readers: list[tuple[str, Callable[[], Iterable[ReadOutcome | MapReduceReadOutcome]]]]
         if path.is_file() and path.name.endswith(JHIST_SUFFIX):
             readers = [("MapReduce job histories", lambda: read_jobs(path, self.patterns))]
@@ -191,6 +203,7 @@ class Command(BaseCommand):
             ]
         found = unreadable = 0
         nothing_found: list[str] = []  # each reader's own "nothing here" line, kept until all readers are done
+        self.said: set[tuple[str, str]] = set()  # (path, reason) lines printed for this input
         for kind, outcomes in readers:
             reader_found, reader_unreadable = self._analyze_outcomes(raw_path, kind, outcomes, path, nothing_found)
             found += reader_found
@@ -221,7 +234,10 @@ class Command(BaseCommand):
                         nothing_found.append(error)
                         continue
                     found += 1
-                    self.error(outcome.source, error.removeprefix(f"{outcome.source}: "))
+                    where_and_why = _where_and_why(outcome.source, error)
+                    if where_and_why not in self.said:  # both readers scan a directory: say each problem once
+                        self.said.add(where_and_why)
+                        self.error(*where_and_why)
                     unreadable += 1
                     continue
                 found += 1
@@ -275,6 +291,17 @@ class Command(BaseCommand):
             where = f"stored as analyzed app #{stored_id} in the {connection.vendor} database {database}"
         self.stdout.write(render_text(report, where) + "\n")
         self.stdout.flush()
+
+
+def _where_and_why(source: str, error: str) -> tuple[str, str]:
+    """(path, reason) of a reader's error line: the entry under a scanned directory when the line names one
+    (``<dir>/<entry>: not a regular file``), else the source read."""
+    if error.startswith(f"{source}: "):
+        return source, error.removeprefix(f"{source}: ")
+    if error.startswith(f"{source.rstrip('/')}/") and ": " in error:
+        entry, _, reason = error.partition(": ")
+        return entry, reason
+    return source, error
 
 
 def jobinfo_config_or_exit(error: Callable[[object, object], None]) -> jobinfo.JobInfoConfig:
