@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -271,9 +272,27 @@ def test_a_bad_redaction_pattern_is_a_parameter_error(logs: Path) -> None:
 
 
 @pytest.mark.timeout(30)
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
 def test_a_fifo_in_the_log_directory_is_reported_and_the_logs_beside_it_are_still_listed(
-    logs: Path, caplog: pytest.LogCaptureFixture
+    logs: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
+    # A handler on the module's own logger: other tests' logging set-up (Celery's worker takes over the root
+    # logger) must not decide whether this test sees the warning.
+    logger = logging.getLogger("fetchers.eventlog_dir")
+    records = _Records()
+    monkeypatch.setattr(logger, "disabled", False)
+    monkeypatch.setattr(logging.root.manager, "disable", logging.NOTSET)
+    caplog.set_level(logging.WARNING, logger="fetchers.eventlog_dir")  # setLevel, restored after the test
+    monkeypatch.setattr(logger, "handlers", [*logger.handlers])  # restored as it was after the test
+    logger.addHandler(records)
     os.mkfifo(logs / "application_1_1")  # opening a FIFO with no writer would block the listing for ever
     (logs / "eventlog_v2_local-1").mkdir()
     os.mkfifo(logs / "eventlog_v2_local-1" / "events_1_local-1")
@@ -286,5 +305,6 @@ def test_a_fifo_in_the_log_directory_is_reported_and_the_logs_beside_it_are_stil
         ("local-1795325985629", None),
         ("application_1516285256255_0012", None),
     ]
-    assert f"{logs / 'application_1_1'}: not a regular file" in caplog.text
-    assert "events_1_local-1: unusable part: not a regular file" in caplog.text
+    text = "\n".join(records.messages)
+    assert f"{logs / 'application_1_1'}: not a regular file" in text
+    assert "events_1_local-1: unusable part: not a regular file" in text
