@@ -23,7 +23,7 @@ import numpy as np
 import heuristics
 from analysis import jobinfo, summaries
 from analysis.failure import Failure, mapreduce_failure, spark_failure
-from analysis.impact import Assessment, Impact, assess
+from analysis.impact import Assessment, Impact, assess, fixes
 from analysis.impact.headline import Candidate, HeadlineItem, headline
 from analysis.impact.profile import IMPACT, final_severity
 from analysis.impact.whatif import WhatIf
@@ -470,7 +470,7 @@ def _costed(
 def _executor_changes(impact: Impact | None, what: WhatIf | None) -> tuple[heuristics.Change, ...]:
     """For idle executors, the executor count from the what-if curve: the fewest that keep the runtime within the
     ideal's tolerance of the best (``analysis.impact.whatif``), when that is fewer than the run had."""
-    if impact is None or impact.fix != "idle" or what is None or what.ideal_executors >= what.own_executors:
+    if impact is None or impact.fix != fixes.IDLE or what is None or what.ideal_executors >= what.own_executors:
         return ()
     ideal = what.ideal_executors
     at_ideal = what.runtime_ms_at.get(ideal, what.actual_ms)

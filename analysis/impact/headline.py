@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from analysis.impact import Impact
+from analysis.impact import Impact, fixes
 from appmodel.formatting import format_duration, format_percent
 from heuristics import Change, Severity
 
@@ -100,7 +100,7 @@ def summary(name: str, impact: Impact | None, runtime_ms: float | None) -> str:
         of_run = f" of this {format_duration(runtime_ms)} run" if runtime_ms else ""
         share = f" ({format_percent(impact.share_of_runtime)})" if impact.share_of_runtime is not None else ""
         parts.append(f"cost about {format_duration(impact.wall_ms)}{of_run}{share}")
-    if impact.gb_hours is not None and impact.fix in ("idle", "memory"):
+    if impact.gb_hours is not None and impact.fix in (fixes.IDLE, fixes.MEMORY):
         share = f" ({format_percent(impact.waste_share)} of the memory it held)" if impact.waste_share else ""
         parts.append(f"wasted {impact.gb_hours:.3g} GB·h{share}")
     elif impact.gb_hours is not None and impact.gb_hours >= MIN_SHOWN_GB_HOURS and parts:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.impact.replay import Float64Array, JobGroup, StageWork, TaskFacts, Workload
+from analysis.impact.replay import Float64Array, JobGroup, StageWork, TaskFacts, Workload, most_at_once
 from appmodel.mapreduce import MapReduceApp, MRPhase, MRTaskColumns, MRTaskStatus
 
 
@@ -90,11 +90,7 @@ def _spilled_bytes(tasks: MRTaskColumns, phase: MRPhase) -> Float64Array:
 
 
 def _most_at_once(*phases: MRTaskColumns) -> int:
-    starts = np.concatenate([p.start_ms[(p.start_ms > 0) & (p.finish_ms >= p.start_ms)] for p in phases])
-    ends = np.concatenate([p.finish_ms[(p.start_ms > 0) & (p.finish_ms >= p.start_ms)] for p in phases])
-    if not starts.size:
-        return 1
-    times = np.concatenate([starts, ends])
-    steps = np.concatenate([np.ones(starts.size), -np.ones(ends.size)])
-    order = np.lexsort((steps, times))  # an end before a start at the same ms
-    return max(1, int(np.cumsum(steps[order]).max(initial=1)))
+    ran = [(p.start_ms > 0) & (p.finish_ms >= p.start_ms) for p in phases]
+    starts = np.concatenate([p.start_ms[keep] for p, keep in zip(phases, ran, strict=True)])
+    ends = np.concatenate([p.finish_ms[keep] for p, keep in zip(phases, ran, strict=True)])
+    return most_at_once(starts, ends)

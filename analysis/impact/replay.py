@@ -87,13 +87,6 @@ class Workload:
     # paid once per executor, at the start, whatever the count (see _startup).
     startup_ms: float = 0.0
 
-    def stage(self, key: StageKey) -> StageWork | None:
-        for group in self.groups:
-            for stage in group.stages:
-                if stage.key == key:
-                    return stage
-        return None
-
     def with_stages(self, changed: Mapping[StageKey, StageWork]) -> Workload:
         """The workload with some stages replaced (by key); the others are shared, not copied."""
         if not changed:
@@ -341,14 +334,10 @@ def _executors_and_cores(app: SparkApp) -> tuple[int, int]:
         cores = (driver.cores if driver else 0) or local_cores(app.master) or _observed_concurrency(app)
         return 1, max(1, cores)
     executors = [e for e in app.executors.values() if not e.is_driver]
-    events: list[tuple[float, int]] = []
-    for e in executors:
-        events.append((float(e.added_ms if e.added_ms is not None else -math.inf), 1))
-        events.append((float(e.removed_ms if e.removed_ms is not None else math.inf), -1))
-    alive = most = 0
-    for _time, step in sorted(events, key=lambda item: (item[0], item[1])):
-        alive += step
-        most = max(most, alive)
+    # An executor never seen added was there from the start; one never removed, to the end.
+    added = np.array([-math.inf if e.added_ms is None else e.added_ms for e in executors], dtype=np.float64)
+    removed = np.array([math.inf if e.removed_ms is None else e.removed_ms for e in executors], dtype=np.float64)
+    most = most_at_once(added, removed)
     logged = Counter(e.cores for e in executors if e.cores > 0)
     try:
         configured = int(conf.get("spark.executor.cores", "0"))
@@ -367,9 +356,18 @@ def _observed_concurrency(app: SparkApp) -> int:
     launch = np.concatenate(starts)
     finish = np.concatenate(ends)
     keep = finish > launch
-    times = np.concatenate([launch[keep], finish[keep]])
-    steps = np.concatenate([np.ones(int(keep.sum())), -np.ones(int(keep.sum()))])
-    order = np.lexsort((steps, times))  # ends before starts at the same ms
+    return most_at_once(launch[keep], finish[keep])
+
+
+def most_at_once(starts: npt.ArrayLike, ends: npt.ArrayLike) -> int:
+    """The most intervals open at once (at least 1); an end and a start at the same time do not overlap."""
+    begin = np.asarray(starts, dtype=np.float64)
+    finish = np.asarray(ends, dtype=np.float64)
+    if not begin.size:
+        return 1
+    times = np.concatenate([begin, finish])
+    steps = np.concatenate([np.ones(begin.size), -np.ones(finish.size)])
+    order = np.lexsort((steps, times))  # ends before starts at the same time
     return max(1, int(np.cumsum(steps[order]).max(initial=1)))
 
 

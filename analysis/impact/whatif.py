@@ -9,7 +9,7 @@ runtime, and ``replay_error`` says how far the replay alone was from it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -108,8 +108,3 @@ def _fewest(good: Callable[[int], bool], low: int, high: int, precision: float =
         else:
             low = middle + 1
     return high
-
-
-def curve_points(what: WhatIf) -> Iterable[tuple[int, float]]:
-    """The curve in executor order (for charts)."""
-    return sorted(what.runtime_ms_at.items())
