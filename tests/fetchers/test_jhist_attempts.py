@@ -209,7 +209,7 @@ def test_a_line_too_long_to_be_an_event_is_skipped_and_the_rest_read(
     path = tmp_path / SLEEP.name
     path.write_bytes(b"\n".join([*lines[:5], b"x" * 5000, *lines[5:]]))
     monkeypatch.setattr(reading, "CHUNK_SIZE", 256)
-    monkeypatch.setattr(reading, "MAX_LINE_BYTES", 4096)  # real event lines of this file are shorter
+    monkeypatch.setenv("HINDSIGHT_READ_MAX_LINE_BYTES", "4096")  # real event lines of this file are shorter
     app = read_one_job(path)
     assert app.partial
     assert any("longer than" in w for w in app.warnings)
