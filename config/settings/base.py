@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import dj_database_url
+
+if TYPE_CHECKING:
+    from fetchers.budgets import ReadBudgets
 
 # The checkout: config/settings/base.py is three levels below it.
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -39,6 +43,12 @@ def _severity_profile() -> str:
 # A research library's threshold is written once, in the library (its DEFAULT_* constant or config dataclass): its
 # setting is None unless the environment sets it, and the service then uses the library's own default. Every other
 # default is written once, here; the code reads ``settings.NAME`` and never repeats it (docs/ARCHITECTURE.md).
+def _read_budgets() -> ReadBudgets:
+    from fetchers.budgets import budgets_from_env  # the one list of variables, with their defaults
+
+    return budgets_from_env()
+
+
 def _env_float(name: str) -> float | None:
     value = os.environ.get(name, "").strip()
     return float(value) if value else None
@@ -139,6 +149,12 @@ HINDSIGHT_ENQUEUE_GRACE_S = int(os.environ.get("HINDSIGHT_ENQUEUE_GRACE_S", "900
 # requests in flight at once toward it (the server is the bottleneck). Unset: 1000 and 4.
 HINDSIGHT_JOBHISTORY_TASK_SAMPLE = _env_int("HINDSIGHT_JOBHISTORY_TASK_SAMPLE")  # None: the backend's default (1000)
 HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY = _env_int("HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY")  # None: the backend's (4)
+# Resource budgets of reading one event log or job history (fetchers/budgets.py holds the defaults; docs/SOURCES.md
+# "Resource budgets" the reasoning): HINDSIGHT_READ_MAX_RATIO, _MAX_BYTES, _MAX_LINES, _MAX_LINE_BYTES,
+# _MAX_NAME_CHARS, _MAX_TEXT_CHARS and HINDSIGHT_INPUT_TIME_BUDGET_S. Unset: the library's defaults. Read here so a
+# bad value stops start-up naming the variable; the readers read the same variables where no budgets are passed
+# (the poll backends, Celery workers), so both always agree.
+HINDSIGHT_READ_BUDGETS = _read_budgets()
 # How often a source lists its last relist_lookback_s again, for apps its server listed after their window passed.
 HINDSIGHT_RELIST_EVERY_S = int(os.environ.get("HINDSIGHT_RELIST_EVERY_S", "300"))
 # /healthz checks the broker: "required", "off" (the poll loop or poll --once, no Celery), or "auto" (required
