@@ -40,7 +40,7 @@ class ReadBudgets:
     max_line_bytes: int = 64 * MIB
     time_s: float = 900.0
     max_name_chars: int = 1_000
-    max_text_chars: int = 10_000
+    max_text_chars: int = 100_000
 
 
 # The environment variable of each budget (docs/SOURCES.md "Resource budgets").

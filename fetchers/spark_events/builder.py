@@ -578,6 +578,9 @@ class AppBuilder(EventHandlers):
         if app.start_ms is not None and app.start_ms > horizon_ms:
             fixes.add("app start(s) more than a day after the log was read")
             app.start_ms = None
+        if app.end_ms is not None and app.end_ms > horizon_ms:  # the last logged event stands in (analysis.metrics)
+            fixes.add("app(s) ending more than a day after the log was read")
+            app.end_ms = None
         app.end_ms = fixed("app(s)", app.start_ms, app.end_ms)
         for job in app.jobs.values():
             job.completion_ms = fixed("job(s)", job.submission_ms, job.completion_ms)

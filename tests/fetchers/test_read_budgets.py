@@ -262,6 +262,24 @@ def test_an_app_that_ends_before_it_starts_is_partial_with_a_warning(tmp_path: P
     assert compute_metrics(app).runtime_ms == 0
 
 
+def test_times_years_in_the_future_are_set_right_and_the_app_ends_at_its_last_event(tmp_path: Path) -> None:
+    """F17: a task or app end far past the time the log is read cannot be real; it must not stretch the run."""
+    years = 100 * 365 * 86_400_000
+    path = tmp_path / "app-1"
+    path.write_bytes(small_log(task_end(10, T0 + 100, T0 + years), end_at=T0 + years))
+
+    app = only_app(path)
+    metrics = compute_metrics(app)
+
+    assert app.partial
+    assert "impossible times set right: 1 task(s) ending more than a day after the log was read" in app.warnings
+    assert "impossible times set right: 1 app(s) ending more than a day after the log was read" in app.warnings
+    assert app.end_ms is None
+    assert metrics.end_basis == "last_event"
+    assert metrics.runtime_ms == 600  # the last task's end
+    assert metrics.total_task_time_ms == 3 * 500
+
+
 def test_core_utilization_never_exceeds_one_whatever_the_log_says(tmp_path: Path) -> None:
     """F17: task time beyond the cores' time (cores or times wrong in the log) is capped with a note."""
     path = tmp_path / "app-1"
