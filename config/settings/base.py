@@ -15,6 +15,7 @@ for configuration keys whose values are secrets.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -72,20 +73,62 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "analyzer",
     "webui",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "webui.middleware.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Token mode: every page needs a signed-in user (webui/middleware.py); open mode: no-op.
+    "webui.middleware.SiteLoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Signing in (webui/templates/registration/login.html; docs/DEPLOY.md "Users and tokens").
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "webui:dashboard"
+LOGOUT_REDIRECT_URL = "webui:dashboard"
+# django-axes throttles wrong passwords on the sign-in page and /admin/login/ (docs/DECISIONS.md "Sign-in
+# throttling"): after HINDSIGHT_LOGIN_FAILURE_LIMIT failures for one user name, or from one client address, within
+# HINDSIGHT_LOGIN_LOCKOUT_S, that user name or address is refused (even the right password) until the window passes.
+# Attempts live in the database, so every web process on every machine shares them.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("HINDSIGHT_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(seconds=int(os.environ.get("HINDSIGHT_LOGIN_LOCKOUT_S", "900")))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # each alone: per user name, and per client address
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# The client address is REMOTE_ADDR unless the proxy in front is trusted to set X-Forwarded-For
+# (HINDSIGHT_LOGIN_CLIENT_IP_HEADER=HTTP_X_FORWARDED_FOR), as a client could forge it otherwise.
+AXES_IPWARE_META_PRECEDENCE_ORDER = tuple(
+    h.strip() for h in os.environ.get("HINDSIGHT_LOGIN_CLIENT_IP_HEADER", "REMOTE_ADDR").split(",") if h.strip()
+)
+AXES_VERBOSE = False
+
+# Response headers on every response (webui/middleware.py SecurityHeadersMiddleware; Django's SecurityMiddleware and
+# XFrameOptionsMiddleware). The pages and Swagger UI load only the site's own scripts and styles (no inline script,
+# no CDN); charts and the Swagger UI draw inline images from data: URIs.
+HINDSIGHT_CONTENT_SECURITY_POLICY = os.environ.get(
+    "HINDSIGHT_CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; "
+    "base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+).strip()
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -189,13 +232,17 @@ HINDSIGHT_HOSTS_EXTREME_Z = _env_float("HINDSIGHT_HOSTS_EXTREME_Z")
 HINDSIGHT_HOSTS_MAX_TASKS_PER_HOST = int(os.environ.get("HINDSIGHT_HOSTS_MAX_TASKS_PER_HOST", "2000"))
 HINDSIGHT_HOSTS_KEEP_SNAPSHOTS = int(os.environ.get("HINDSIGHT_HOSTS_KEEP_SNAPSHOTS", "48"))
 
-# The REST API (/api/v1/, webui/api). HINDSIGHT_API_AUTH: "open" (reads need no login, as the History Server's
-# don't) or "token" (a DRF token, "Authorization: Token <key>", or a signed-in session is required to read).
+# Who may read (docs/DEPLOY.md "Users and tokens"). HINDSIGHT_API_AUTH: "open" (anyone who reaches the site reads
+# everything: every page, report and Spark configuration (after redaction), the API, /metrics, the schema, as the
+# History Server's UI does) or "token" (the whole site needs a signed-in user; the API a DRF token,
+# "Authorization: Token <key>", or a signed-in session; /metrics a staff session or HINDSIGHT_METRICS_TOKEN as
+# "Authorization: Bearer <token>"; only the sign-in page, /healthz and static files stay open).
 # Throttle rates ("<n>/<second|minute|hour|day>", empty for none) apply per client address, or per user when
 # signed in.
 HINDSIGHT_API_AUTH = os.environ.get("HINDSIGHT_API_AUTH", "open").strip().lower()
 if HINDSIGHT_API_AUTH not in {"open", "token"}:
     raise ValueError(f"HINDSIGHT_API_AUTH must be open or token, not {HINDSIGHT_API_AUTH!r}")
+HINDSIGHT_METRICS_TOKEN = os.environ.get("HINDSIGHT_METRICS_TOKEN", "").strip()
 HINDSIGHT_API_THROTTLE_ANON = os.environ.get("HINDSIGHT_API_THROTTLE_ANON", "600/minute").strip()
 HINDSIGHT_API_THROTTLE_USER = os.environ.get("HINDSIGHT_API_THROTTLE_USER", "3000/minute").strip()
 REST_FRAMEWORK = {
@@ -219,6 +266,8 @@ SPECTACULAR_SETTINGS = {
     'Errors are {"error": {"code", "message", "field"}}.',
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and Swagger UI are readable by whoever may read the API (token mode: signed in).
+    "SERVE_PERMISSIONS": ["webui.api.permissions.ApiReadAccess"],
     # Swagger UI's files come from the drf-spectacular-sidecar package: nothing is loaded from a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
