@@ -110,6 +110,9 @@ AXES_FAILURE_LIMIT = int(os.environ.get("HINDSIGHT_LOGIN_FAILURE_LIMIT", "5"))
 AXES_COOLOFF_TIME = timedelta(seconds=int(os.environ.get("HINDSIGHT_LOGIN_LOCKOUT_S", "900")))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # each alone: per user name, and per client address
 AXES_RESET_ON_SUCCESS = True
+# The window runs from the lockout: attempts while locked out are refused without extending it, so a stranger
+# hammering a user name cannot keep its owner out for ever (the owner gets back in once the window has passed).
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 # The client address is REMOTE_ADDR unless the proxy in front is trusted to set X-Forwarded-For
 # (HINDSIGHT_LOGIN_CLIENT_IP_HEADER=HTTP_X_FORWARDED_FOR), as a client could forge it otherwise.
