@@ -20,7 +20,11 @@ urlpatterns = [
     path("api/v1/", include("webui.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path(
-        "api/docs/", page_login_required(SpectacularSwaggerSplitView.as_view(url_name="schema")), name="api_docs"
+        "api/docs/",
+        page_login_required(
+            SpectacularSwaggerSplitView.as_view(url_name="schema", template_name="webui/swagger_ui.html")
+        ),
+        name="api_docs",
     ),
     path("", include("webui.urls")),
 ]
