@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 
 from webui.api.errors import error_body
 
@@ -31,15 +31,17 @@ class SiteLoginRequiredMiddleware(LoginRequiredMiddleware):
         self,
         request: HttpRequest,
         view_func: Callable[..., Any],
-        view_args: list[Any],
+        view_args: tuple[Any, ...],
         view_kwargs: dict[str, Any],
-    ) -> HttpResponse | None:
+    ) -> HttpResponseBase | None:
         if site_is_open():
             return None
-        response: HttpResponse | None = super().process_view(request, view_func, view_args, view_kwargs)
-        return response
+        return super().process_view(request, view_func, view_args, view_kwargs)
 
-    def handle_no_permission(self, request: HttpRequest, view_func: Callable[..., Any]) -> HttpResponse:
+    # The stubs say the base only redirects; an API path answers JSON instead.
+    def handle_no_permission(  # type: ignore[override]
+        self, request: HttpRequest, view_func: Callable[..., Any]
+    ) -> HttpResponse:
         # An API client (any path under /api/v1/ that is not a DRF view, e.g. its 404) gets the API's 401, not HTML.
         if request.path.startswith("/api/v1/"):
             body = error_body("not_authenticated", "Authentication credentials were not provided.")
@@ -69,6 +71,22 @@ def bearer_token_matches(request: HttpRequest, expected: str) -> bool:
     if not expected or scheme.lower() != "bearer":
         return False
     return hmac.compare_digest(token.strip().encode(), expected.encode())
+
+
+def client_address(request: HttpRequest) -> str | None:
+    """The address sign-in attempts are counted against (django-axes' AXES_CLIENT_IP_CALLABLE).
+
+    REMOTE_ADDR, or with ``HINDSIGHT_LOGIN_CLIENT_IP_HEADER`` the last entry of that header: the one the proxy in
+    front appended (nginx's ``$proxy_add_x_forwarded_for``); entries before it come from the client and could be
+    anything.
+    """
+    header = settings.HINDSIGHT_LOGIN_CLIENT_IP_HEADER
+    if header:
+        entries = [e.strip() for e in request.headers.get(header, "").split(",") if e.strip()]
+        if entries:
+            return entries[-1][:100]
+    address: str | None = request.META.get("REMOTE_ADDR")
+    return address
 
 
 class SecurityHeadersMiddleware:

@@ -25,7 +25,6 @@ from analyzer.selectors import report as report_selectors
 from analyzer.selectors import sources as source_selectors
 from webui import help as help_content
 from webui.api.pagination import COUNT_CAP
-from webui.middleware import bearer_token_matches, site_is_open
 from webui.forms import (
     NO_CLUSTER,
     USER_DEFAULT_DAYS,
@@ -36,6 +35,7 @@ from webui.forms import (
     ProblemForm,
     UserForm,
 )
+from webui.middleware import bearer_token_matches, site_is_open
 from webui.presenters import attribution as attribution_presenter
 from webui.presenters import charts
 from webui.presenters import flows as flow_presenter

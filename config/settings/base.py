@@ -55,6 +55,16 @@ DEBUG = _env_bool("HINDSIGHT_DEBUG", False)
 _LOCAL_SECRET_KEY = "hindsight-local-insecure-key-change-me"  # noqa: S105 (public by design)
 SECRET_KEY = os.environ.get("HINDSIGHT_SECRET_KEY", _LOCAL_SECRET_KEY)
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("HINDSIGHT_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
+# Served under another name than this machine's (or "*"), the public key would let anyone forge sessions: refuse
+# (issue 15, F16). "testserver" is Django's test client.
+_LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]", "testserver"}
+if SECRET_KEY == _LOCAL_SECRET_KEY and not set(ALLOWED_HOSTS) <= _LOCAL_HOSTS:
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(
+        "HINDSIGHT_ALLOWED_HOSTS names hosts other than this machine, but HINDSIGHT_SECRET_KEY is not set: the local "
+        "default key is public. Set one: `python -c 'import secrets; print(secrets.token_urlsafe(50))'`"
+    )
 
 _default_db = f"sqlite:///{BASE_DIR / 'var' / 'hindsight.sqlite3'}"
 DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL", _default_db), conn_max_age=60)}
@@ -114,11 +124,10 @@ AXES_RESET_ON_SUCCESS = True
 # hammering a user name cannot keep its owner out for ever (the owner gets back in once the window has passed).
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
-# The client address is REMOTE_ADDR unless the proxy in front is trusted to set X-Forwarded-For
-# (HINDSIGHT_LOGIN_CLIENT_IP_HEADER=HTTP_X_FORWARDED_FOR), as a client could forge it otherwise.
-AXES_IPWARE_META_PRECEDENCE_ORDER = tuple(
-    h.strip() for h in os.environ.get("HINDSIGHT_LOGIN_CLIENT_IP_HEADER", "REMOTE_ADDR").split(",") if h.strip()
-)
+# The client address is REMOTE_ADDR unless HINDSIGHT_LOGIN_CLIENT_IP_HEADER names a header the proxy in front sets
+# (X-Forwarded-For: its last entry, the one the proxy appended; X-Real-IP), since a client could forge the others.
+HINDSIGHT_LOGIN_CLIENT_IP_HEADER = os.environ.get("HINDSIGHT_LOGIN_CLIENT_IP_HEADER", "").strip()
+AXES_CLIENT_IP_CALLABLE = "webui.middleware.client_address"
 AXES_VERBOSE = False
 
 # Response headers on every response (webui/middleware.py SecurityHeadersMiddleware; Django's SecurityMiddleware and

@@ -18,7 +18,8 @@ pytestmark = pytest.mark.browser
 def test_swagger_ui_draws_the_api_under_the_content_security_policy(visit: Visit) -> None:
     """F15: Swagger UI must work with script-src 'self' (drf-spectacular's split view, files from the sidecar)."""
     response = visit.page.goto(visit.base_url + "/api/docs/")
-    assert response is not None and "script-src 'self'" in response.headers["content-security-policy"]
+    assert response is not None
+    assert "script-src 'self'" in response.headers["content-security-policy"]
     expect(visit.page.locator(".swagger-ui .opblock").first).to_be_visible()
     visit.shot("api-docs")
     visit.assert_clean()

@@ -40,7 +40,8 @@ def test_swagger_ui_loads_its_start_up_script_as_a_file_not_inline() -> None:
     script = re.search(r'<script src="(/api/docs/\?script=[^"]*)"', page)
     assert script is not None, page
     answer = Client().get(script.group(1).replace("&amp;", "&"))
-    assert answer.status_code == 200 and b"SwaggerUIBundle" in answer.content
+    assert answer.status_code == 200
+    assert b"SwaggerUIBundle" in answer.content
 
 
 def test_no_template_has_an_inline_script_an_event_handler_attribute_or_a_style_attribute() -> None:

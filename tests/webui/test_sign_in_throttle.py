@@ -14,7 +14,7 @@ from unittest import mock
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.test import Client
+from django.test import Client, override_settings
 from django.utils import timezone
 
 pytestmark = pytest.mark.django_db
@@ -25,9 +25,11 @@ PASSWORD = "right-horse-battery"
 @contextmanager
 def clock_at(moment: datetime) -> Iterator[None]:
     """Every "now" that axes and Django's auto_now_add read, at ``moment``."""
-    with mock.patch("django.utils.timezone.now", return_value=moment), mock.patch(
-        "axes.handlers.proxy.now", return_value=moment
-    ), mock.patch("axes.attempts.now", return_value=moment):
+    with (
+        mock.patch("django.utils.timezone.now", return_value=moment),
+        mock.patch("axes.handlers.proxy.now", return_value=moment),
+        mock.patch("axes.attempts.now", return_value=moment),
+    ):
         yield
 
 
@@ -85,3 +87,17 @@ def test_a_few_typos_then_the_right_password_signs_in_and_start_the_count_afresh
         for _ in range(settings.AXES_FAILURE_LIMIT - 1):
             sign_in("/login/", "ana", "wrong")
         assert sign_in("/login/", "ana", PASSWORD) == 302
+
+
+@override_settings(HINDSIGHT_LOGIN_CLIENT_IP_HEADER="X-Forwarded-For")
+def test_behind_a_proxy_the_address_is_the_one_the_proxy_appended_not_one_the_client_wrote(ana: User) -> None:
+    """F16: a client rotating a forged X-Forwarded-For prefix is still counted at its real address."""
+    User.objects.create_user("bo", password=PASSWORD)
+    with clock_at(timezone.now()):
+        for n in range(settings.AXES_FAILURE_LIMIT):
+            response = Client(REMOTE_ADDR="10.9.9.9", HTTP_X_FORWARDED_FOR=f"1.2.3.{n}, 203.0.113.7").post(
+                "/login/", {"username": f"guess{n}", "password": "wrong"}
+            )
+        assert response.status_code == 429
+        other = Client(REMOTE_ADDR="10.9.9.9", HTTP_X_FORWARDED_FOR="203.0.113.8")
+        assert other.post("/login/", {"username": "bo", "password": PASSWORD}).status_code == 302

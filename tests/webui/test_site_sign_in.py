@@ -89,7 +89,8 @@ def test_in_token_mode_an_anonymous_visitor_reaches_no_page_api_schema_or_metric
     """F1: with HINDSIGHT_API_AUTH=token every page answered anonymous visitors; now only sign-in and healthz do."""
     response = Client().get(url.path)
     if url.name in OPEN:
-        assert response.status_code < 500 and not _is_login_redirect(response), response
+        assert response.status_code < 500, response
+        assert not _is_login_redirect(response), response
     elif url.path.lstrip("/").startswith(STATUS_REFUSED):
         assert response.status_code in (401, 403), (url, response.status_code)
     else:
@@ -105,7 +106,8 @@ def test_in_token_mode_a_signed_in_user_still_gets_every_page(url: Url) -> None:
     response = client.get(url.path)
     # The admin refuses adding or deleting read-only records (403) to everyone: that is not about signing in.
     refused = (401,) if url.name.startswith("admin:") else (401, 403)
-    assert response.status_code not in refused and not _is_login_redirect(response), (url, response.status_code)
+    assert response.status_code not in refused, (url, response.status_code)
+    assert not _is_login_redirect(response), url
     assert response.status_code < 500
 
 
@@ -114,15 +116,19 @@ def test_signing_in_returns_to_the_page_asked_for_and_never_to_another_site() ->
     """F1: the login page sends the user back where they were going, only on this site."""
     User.objects.create_user("ana", password="pw-123456")
     asked = Client().get("/apps/?q=etl")
-    assert asked.status_code == 302 and asked["Location"] == "/login/?next=/apps/%3Fq%3Detl"
+    assert asked.status_code == 302
+    assert asked["Location"] == "/login/?next=/apps/%3Fq%3Detl"
     page = Client().get(asked["Location"])
-    assert page.status_code == 200 and b'name="password"' in page.content
+    assert page.status_code == 200
+    assert b'name="password"' in page.content
     client = Client()
     signed_in = client.post("/login/", {"username": "ana", "password": "pw-123456", "next": "/apps/?q=etl"})
-    assert signed_in.status_code == 302 and signed_in["Location"] == "/apps/?q=etl"
+    assert signed_in.status_code == 302
+    assert signed_in["Location"] == "/apps/?q=etl"
     assert b"Signed in as <strong>ana</strong>" in client.get("/apps/").content
     elsewhere = Client().post("/login/", {"username": "ana", "password": "pw-123456", "next": "https://evil.test/"})
-    assert elsewhere.status_code == 302 and elsewhere["Location"] == "/"
+    assert elsewhere.status_code == 302
+    assert elsewhere["Location"] == "/"
 
 
 @override_settings(HINDSIGHT_API_AUTH="token")
