@@ -45,7 +45,7 @@ def test_swagger_ui_loads_its_start_up_script_as_a_file_not_inline() -> None:
 
 
 def test_no_template_has_an_inline_script_an_event_handler_attribute_or_a_style_attribute() -> None:
-    """F15: the policy (script-src 'self', style-src 'self') would block them in the browser."""
+    """A guard for the F15 policy (main had none yet): script-src and style-src 'self' would block them."""
     found = []
     for template in TEMPLATES.rglob("*.html"):
         text = re.sub(r"{%.*?%}|{{.*?}}", "", template.read_text())  # template tags are not HTML attributes

@@ -100,7 +100,10 @@ def test_in_token_mode_an_anonymous_visitor_reaches_no_page_api_schema_or_metric
 @override_settings(HINDSIGHT_API_AUTH="token")
 @pytest.mark.parametrize("url", project_urls(), ids=lambda url: f"{url.name} {url.path}")
 def test_in_token_mode_a_signed_in_user_still_gets_every_page(url: Url) -> None:
-    """F1: closing the site must not close it to its users (a superuser, so the admin's pages count too)."""
+    """A guard for the F1 fix (passes on main too): closing the site must not close it to its users.
+
+    A superuser, so that the admin's pages count too.
+    """
     client = Client()
     client.force_login(User.objects.create_superuser("ana", password="pw-123456"))
     response = client.get(url.path)
