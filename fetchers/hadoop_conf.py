@@ -32,12 +32,11 @@ from pathlib import Path
 from typing import IO, Final
 from xml.parsers import expat
 
-from appmodel.redaction import REDACTED, Redactor, Searcher, compile_untrusted
+from appmodel.redaction import REDACTED, SENSITIVE_KEYS_PROPERTY, Redactor, sensitive_key_patterns
 
 MAX_SUBSTITUTIONS: Final = 20  # Hadoop's Configuration.MAX_SUBST
 _CHUNK: Final = 1 << 16
 _VAR: Final = re.compile(r"\$\{([^}$\s]+)\}")
-SENSITIVE_KEYS_PROPERTY: Final = "hadoop.security.sensitive-config-keys"
 _MAX_LISTED: Final = 5
 
 
@@ -174,13 +173,8 @@ def resolve_and_redact(
     for key, value in pairs:
         raw[key] = value
     conf = HadoopConf()
-    job_patterns = [p.strip() for p in raw.get(SENSITIVE_KEYS_PROPERTY, "").split(",") if p.strip()]
-    usable: list[Searcher] = []
-    for pattern in job_patterns:
-        try:
-            usable.append(compile_untrusted(pattern, SENSITIVE_KEYS_PROPERTY))
-        except ValueError as exc:  # the built-in patterns still apply
-            conf.warnings.append(f"{name}: ignored a pattern: {exc}")
+    usable, problems = sensitive_key_patterns(raw.get(SENSITIVE_KEYS_PROPERTY, ""), SENSITIVE_KEYS_PROPERTY)
+    conf.warnings.extend(f"{name}: {problem}" for problem in problems)
     redactor = Redactor(redaction_patterns, untrusted_key_patterns=usable)
     kept: dict[str, list[str]] = {"depth": [], "size": [], "budget": []}
     meter = ExpansionMeter(budget.max_total_chars)

@@ -333,6 +333,8 @@ def test_the_environment_is_redacted_exactly_as_the_log_path_redacts_it(
         ["spark.note", "my token is 42"],
         ["spark.jars", "https://bob:hunter2@repo.example.com/a.jar"],
         ["spark.driver.extraJavaOptions", "-Dtrust.password=abc -Xmx1g"],
+        ["spark.hadoop.hadoop.security.sensitive-config-keys", r"corp\.vault\.pin$"],
+        ["spark.hadoop.corp.vault.pin", "MARKER-1"],
     ]
     stub.views[f"{PREFIX}/environment"] = {"sparkProperties": spark, "systemProperties": [["user.password", "x"]]}
     log = tmp_path / APP_ID
@@ -350,6 +352,7 @@ def test_the_environment_is_redacted_exactly_as_the_log_path_redacts_it(
     assert app.environment.spark_properties == outcome.app.environment.spark_properties
     shown = app.environment.spark_properties
     assert shown["spark.customer.name"] == shown["spark.internal.endpoint"] == REDACTED
+    assert shown["spark.hadoop.corp.vault.pin"] == REDACTED  # the app's own sensitive-config-keys
     for secret in ("s3cr3t", "hunter2", "abc"):
         assert secret not in repr(shown)
     assert app.environment.system_properties["user.password"] == REDACTED
