@@ -621,7 +621,10 @@ def test_the_apps_own_hadoop_sensitive_config_keys_are_honoured_on_top_of_the_de
             "spark.hadoop.corp.vault.pin": "MARKER-1",
             "spark.hadoop.fs.azure.account.key.acme": "MARKER-2",
         },
-        "Hadoop Properties": {"hadoop.security.sensitive-config-keys": r"billing\.api\.code$", "billing.api.code": "M3"},
+        "Hadoop Properties": {
+            "hadoop.security.sensitive-config-keys": r"billing\.api\.code$",
+            "billing.api.code": "MARKER-3",
+        },
     }
     lines = _complete_log()
     lines.insert(2, _line(environment))

@@ -16,8 +16,8 @@ from factories import set_mtime
 from webhdfs_stub import WebHdfsStub, remote_exception, webhdfs_stubs
 
 from appmodel.spark import SparkApp
-from fetchers.backends import AppRef, BackendError, ParameterError
 from fetchers import webhdfs
+from fetchers.backends import AppRef, BackendError, ParameterError
 from fetchers.eventlog_dir import EventLogDirectoryBackend
 from fetchers.spark_eventlog import read_apps
 
