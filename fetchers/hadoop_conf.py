@@ -245,8 +245,7 @@ def substitute(
         if replacement is None:
             return current, used, match.group(0)
         used.append(var)
-        if match.group(0) in replacement:  # a loop: Hadoop gives the original expression back
-            return value, used, match.group(0)
+        # Budgets first: the loop test below scans the replacement, which must be paid for too.
         length = len(current) - len(match.group(0)) + len(replacement)
         if length > limit:
             return value, used, "size"
@@ -254,6 +253,8 @@ def substitute(
             if length > meter.left:
                 return value, used, "budget"
             meter.left -= length
+        if match.group(0) in replacement:  # a loop: Hadoop gives the original expression back
+            return value, used, match.group(0)
         current = current[: match.start()] + replacement + current[match.end() :]
     if _VAR.search(current) is None:
         return current, used, None
