@@ -203,3 +203,18 @@ def test_the_expansion_budgets_are_configurable_per_read() -> None:
 
     assert conf.properties == {"a": "0123456789", "b": "${a}${a}", "c": "0123456789"}
     assert any("longer than 15 characters" in w and ": b" in w for w in conf.warnings)
+
+
+def test_a_job_confs_own_sensitive_keys_add_to_the_defaults_and_never_replace_them() -> None:
+    pairs = [
+        ("hadoop.security.sensitive-config-keys", r"corp\.vault\.pin$"),  # a shorter list than Hadoop's default
+        ("corp.vault.pin", "MARKER-1"),
+        ("fs.azure.account.key.acme", "MARKER-2"),
+        ("ssl.keystore.pass", "MARKER-3"),
+        ("corp.vault.pin.colour", "MARKER-4"),
+    ]
+
+    props = resolve_and_redact(pairs, name="c.xml").properties
+
+    assert props["corp.vault.pin"] == props["fs.azure.account.key.acme"] == props["ssl.keystore.pass"] == REDACTED
+    assert props["corp.vault.pin.colour"] == "MARKER-4"
