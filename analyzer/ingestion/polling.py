@@ -36,6 +36,7 @@ import os
 import random
 import socket
 import time
+from urllib.parse import quote
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -66,7 +67,9 @@ from analyzer.services import report_store
 from appmodel import SparkApp
 from appmodel.mapreduce import MapReduceApp
 from fetchers.backends import AppRef, Backend, BackendError, ParameterError
+from fetchers.http import get_json
 from fetchers.jobhistory import JobHistoryBackend
+from fetchers.spark_history import SparkHistoryBackend
 from fetchers.yarn_rm import ResourceManagerBackend
 
 log = logging.getLogger(__name__)
@@ -78,6 +81,14 @@ JOBHISTORY_LABEL: Final = "mapreduce-jobhistory"  # MapReduce apps are stored as
 _ALL_TIME_MS: Final = 2**62  # the end of a listing window that holds every log, however late
 Enqueue = Callable[[int], object]
 OnAnalyzed = Callable[["PollResult", "AnalyzedAppResult"], object]
+
+
+class AppNotFound(BackendError):
+    """The source has no such app: for a claim only an on-demand request named (``listed=False``), it ends
+    ``not_found`` rather than ``failed`` (analyzer.ingestion.ondemand)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, permanent=True, status=404)
 
 
 @dataclass(frozen=True)
@@ -97,6 +108,7 @@ class ClaimOutcome:
     failed: bool = False
     to_retry: bool = False
     busy: bool = False  # done already, or held by a live worker: nothing was done
+    not_found: bool = False  # only a request named it and the source has no such app (no failure of the source)
     error: str = ""
 
 
@@ -259,6 +271,7 @@ def claims_record(source: Source, refs: Sequence[AppRef], *, not_before: dt.date
         ]
         # Another poller may record the same app meanwhile: the unique constraint keeps one, this one is skipped.
         AppClaim.objects.bulk_create(new, ignore_conflicts=True)
+        _now_listed(source, batch, not_before)
         untried = AppClaim.objects.filter(
             cluster=source.cluster_id, source=source, app_id__in={app for app, _ in batch}, state=ClaimState.RETRY
         ).filter(tries=0, claimed_at__isnull=True)
@@ -267,6 +280,31 @@ def claims_record(source: Source, refs: Sequence[AppRef], *, not_before: dt.date
         rows = untried.values_list("pk", "app_id", "attempt_id")
         created.extend(pk for pk, app_id, attempt_id in rows if (app_id, attempt_id) in batch)
     return created
+
+
+def _now_listed(source: Source, batch: dict[tuple[str, str], AppRef], not_before: dt.datetime | None) -> None:
+    """Claims of ``batch`` an on-demand request recorded before any listing are listed now: one found ``not_found``
+    (asked for before its log was there) is due again, with what the listing says."""
+    unlisted = AppClaim.objects.filter(
+        cluster=source.cluster_id, app_id__in={app for app, _ in batch}, listed=False
+    ).values_list("pk", "app_id", "attempt_id", "state")
+    for pk, app_id, attempt_id, state in unlisted:
+        ref = batch.get((app_id, attempt_id))
+        if ref is None:
+            continue
+        if state == ClaimState.NOT_FOUND:
+            AppClaim.objects.filter(pk=pk, state=ClaimState.NOT_FOUND).update(
+                listed=True,
+                state=ClaimState.RETRY,
+                tries=0,
+                next_try_at=not_before,
+                last_error="",
+                claimed_at=None,
+                source=source,
+                finished_ms=ref.finished_ms,
+                ref=_ref_json(ref),
+            )
+        AppClaim.objects.filter(pk=pk).update(listed=True)
 
 
 def _list(source: Source, window: tuple[int, int], result: PollResult) -> list[AppRef] | None:
@@ -485,7 +523,8 @@ def analyze_claim(
         }
         with transaction.atomic():
             stored = report_store(report=report, source=label, extra=extra)
-            if not _finish(claim, state=ClaimState.DONE, last_error="", analyzed_app=stored, next_try_at=None):
+            done = {"state": ClaimState.DONE, "last_error": "", "analyzed_app": stored, "next_try_at": None}
+            if not _finish(claim, listed=True, **done):
                 # Taken over meanwhile (our lease ran out): the other worker stores it; ours is rolled back.
                 transaction.set_rollback(True)
                 outcome.busy = True
@@ -507,7 +546,28 @@ def _fetch(claim: AppClaim, source: Source) -> tuple[str, SparkApp | MapReduceAp
     ref = claim_ref(claim)
     if source.backend == SourceBackend.EVENTLOG_DIR and not ref.extra.get("path"):
         ref = located_log(backend, ref)  # an on-demand request (analyzer.ingestion.ondemand) names the app, not its log
+    elif not claim.listed and isinstance(backend, SparkHistoryBackend):
+        history_has(backend, ref)
     return f"{claim.cluster.name}/{source.backend}", backend.fetch(ref)
+
+
+def history_has(backend: SparkHistoryBackend, wanted: AppRef) -> None:
+    """Raises ``AppNotFound`` unless the History Server knows the app (and the attempt, when one is given).
+
+    One small GET of ``applications/<id>`` before a fetch of an app no listing named: without it, a made-up id would
+    cost a log download attempt and the REST fallback, and end as an ordinary fetch failure.
+    """
+    url = backend.api_url(f"applications/{quote(wanted.app_id, safe='')}")
+    try:
+        info = get_json(backend.session, url)
+    except BackendError as error:
+        if error.status == 404:
+            raise AppNotFound(f"{wanted.app_id}: the History Server has no such app") from None
+        raise
+    if wanted.attempt_id and isinstance(info, dict):
+        attempts = [a for a in info.get("attempts") or () if isinstance(a, dict)]
+        if not any(str(a.get("attemptId") or "") == wanted.attempt_id for a in attempts):
+            raise AppNotFound(f"{wanted.app_id}: the History Server has no attempt {wanted.attempt_id}")
 
 
 def located_log(backend: Backend, wanted: AppRef) -> AppRef:
@@ -525,10 +585,9 @@ def located_log(backend: Backend, wanted: AppRef) -> AppRef:
     ]
     if not found:
         attempt = f" attempt {wanted.attempt_id}" if wanted.attempt_id else ""
-        raise BackendError(
+        raise AppNotFound(
             f"{wanted.app_id}{attempt}: no complete event log of this app in the source's directories "
-            "(still running, or not this id?)",
-            permanent=True,
+            "(still running, or not this id?)"
         )
     return max(found, key=lambda ref: (ref.finished_ms or 0, ref.attempt_id or ""))
 
@@ -579,7 +638,12 @@ def _failure(claim: AppClaim, error: Exception, budget: int, outcome: ClaimOutco
     text = mask_secrets(reason or type(error).__name__, secrets)[:MAX_ERROR_CHARS]
     tries = claim.tries + 1
     outcome.error = text
-    if permanent or tries >= budget:
+    if not claim.listed and isinstance(error, BackendError) and error.status == 404:
+        # Only a request named the app and the source has none: no failure of the source (counted nowhere).
+        _finish(claim, state=ClaimState.NOT_FOUND, tries=tries, last_error=text, next_try_at=None)
+        outcome.not_found = True
+        _prune_not_found()
+    elif permanent or tries >= budget:
         _finish(claim, state=ClaimState.FAILED, tries=tries, last_error=text, next_try_at=None)
         outcome.failed = True
     else:
@@ -591,6 +655,12 @@ def _failure(claim: AppClaim, error: Exception, budget: int, outcome: ClaimOutco
         log.warning("%s: %s", where, text)
     else:  # not a fetch error: a bug or a database failure, worth its traceback
         log.error("%s: %s", where, text, exc_info=error)
+
+
+def _prune_not_found() -> None:
+    """Removes the ``not_found`` claims older than HINDSIGHT_ANALYZE_NOT_FOUND_KEEP_S: made-up ids do not pile up."""
+    cutoff = timezone.now() - dt.timedelta(seconds=settings.HINDSIGHT_ANALYZE_NOT_FOUND_KEEP_S)
+    AppClaim.objects.filter(state=ClaimState.NOT_FOUND, finished_at__lt=cutoff).delete()
 
 
 def claims_sweep(enqueue: Enqueue, *, now: dt.datetime | None = None, limit: int = SWEEP_BATCH) -> int:
