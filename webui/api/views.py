@@ -437,8 +437,9 @@ class AnalyzeView(APIView):
             # The slots are taken before anything is recorded: a refused wait leaves no trace to clean up.
             with ondemand.waiting(str(request.user.pk), wait_s):
                 return self._request(request, params, wait_s=wait_s, cap=cap)
-        except ondemand.TooMany as error:
-            raise exceptions.Throttled(wait=error.retry_after_s, detail=error.message) from None
+        except ondemand.TooMany as error:  # the API's 429, with the field at fault
+            body = error_body(error.code, error.message, error.field)
+            return Response(body, status=429, headers={"Retry-After": str(error.retry_after_s)})
 
     def _request(self, request: Request, params: dict[str, Any], *, wait_s: int, cap: int) -> Response:
         try:
