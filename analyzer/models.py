@@ -350,6 +350,8 @@ class AppClaim(models.Model):
         indexes = [
             models.Index(fields=["state", "next_try_at"], name="claim_state_next_try_idx"),
             models.Index(fields=["cluster", "source", "state"], name="claim_cluster_source_state_idx"),  # /metrics
+            # A user's unlisted requests still being looked up (ondemand's bound), and the not-found ones to prune.
+            models.Index(fields=["state"], condition=models.Q(listed=False), name="claim_unlisted_state_idx"),
         ]
         ordering = ["cluster", "app_id", "attempt_id"]
 

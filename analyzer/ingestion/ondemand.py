@@ -13,8 +13,9 @@ Which source fetches it:
   Without ``attempt_id`` the latest recorded attempt of the id is taken. A claim a live worker holds right now is
   left to it: its outcome answers the request.
 * A new app is recorded for the first source of the cluster that can fetch an app by id: a Spark History Server
-  (``/applications/<id>[/<attempt>]/logs``), else an event-log directory (the worker lists the directories and
-  takes the complete log of that id: ``analyzer.ingestion.polling``). A MapReduce job (a ``job_`` id, or an
+  (``/applications/<id>[/<attempt>]/logs``), else an event-log directory (the worker looks the log up by the
+  names Spark gives it, or lists WebHDFS directories, and takes the complete log of that id:
+  ``analyzer.ingestion.polling.located_log``). A MapReduce job (a ``job_`` id, or an
   ``application_`` id the ResourceManager said is MAPREDUCE) is recorded under its YARN application id for the
   cluster's yarn-rm source, as its listing would be, and fetched from the cluster's JobHistory Server.
 * A cluster with no such source (a yarn-rm source alone only lists) cannot serve the request: ``NoSourceForApp``.
@@ -280,9 +281,7 @@ def send_analysis(requested: Requested) -> bool:
 
 def progress(claim_id: int) -> Progress:
     row = (
-        AppClaim.objects.filter(pk=claim_id)
-        .values("state", "tries", "last_error", "analyzed_app_id", "listed")
-        .first()
+        AppClaim.objects.filter(pk=claim_id).values("state", "tries", "last_error", "analyzed_app_id", "listed").first()
     )
     if row is None:  # removed with its cluster meanwhile
         return Progress(state=ClaimState.FAILED, tries=0, last_error="the app's cluster was removed", analyzed_pk=None)

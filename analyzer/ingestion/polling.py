@@ -34,12 +34,15 @@ import functools
 import logging
 import os
 import random
+import re
 import socket
+import stat
 import time
-from urllib.parse import quote
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
+from urllib.parse import quote
 
 import orjson
 from django.conf import settings
@@ -67,6 +70,10 @@ from analyzer.services import report_store
 from appmodel import SparkApp
 from appmodel.mapreduce import MapReduceApp
 from fetchers.backends import AppRef, Backend, BackendError, ParameterError
+from fetchers.eventlog import EventLogError, find_event_logs
+from fetchers.eventlog.codecs import SUFFIX_CODECS
+from fetchers.eventlog.layout import ROLLING_DIR_PREFIX
+from fetchers.eventlog_dir import EventLogDirectoryBackend, completion_ms
 from fetchers.http import get_json
 from fetchers.jobhistory import JobHistoryBackend
 from fetchers.spark_history import SparkHistoryBackend
@@ -79,6 +86,11 @@ _CREATE_BATCH: Final = 500
 MAPREDUCE: Final = "MAPREDUCE"  # the ResourceManager's applicationType of MapReduce jobs
 JOBHISTORY_LABEL: Final = "mapreduce-jobhistory"  # MapReduce apps are stored as <cluster>/mapreduce-jobhistory
 _ALL_TIME_MS: Final = 2**62  # the end of a listing window that holds every log, however late
+# An on-demand request without an attempt looks up the logs of attempts 1..this (YARN's default allows 2); a later
+# attempt is analyzed when polling lists it.
+MAX_ATTEMPTS_LOOKED_UP: Final = 8
+_SPARK_NAME_SEPARATORS: Final = re.compile(r"[ :/]")
+_SPARK_NAME_DOTS: Final = re.compile(r"[.${}'\"]")
 Enqueue = Callable[[int], object]
 OnAnalyzed = Callable[["PollResult", "AnalyzedAppResult"], object]
 
@@ -571,18 +583,24 @@ def history_has(backend: SparkHistoryBackend, wanted: AppRef) -> None:
 
 
 def located_log(backend: Backend, wanted: AppRef) -> AppRef:
-    """The listed ref of the complete event log of ``wanted``'s app (its attempt when given, else the latest).
+    """The ref of the complete event log of ``wanted``'s app (its attempt when given, else the latest).
 
-    The backend's own listing finds it, over all time: a stat per log (one LISTSTATUS per directory on HDFS), no
-    parsing. A log of that id still in progress is not listed; a missing one fails the request for good (a wrong
-    id, or asked too early: asking again re-arms it).
+    In local directories the log is looked up by the names Spark gives it (``spark_log_names``: a stat each, no
+    listing), so a made-up id costs a few stats, not a listing of the whole source; a log found only elsewhere
+    (a nested directory, a renamed file) is analyzed when polling lists it. With WebHDFS directories the backend's
+    own listing finds it, over all time: one LISTSTATUS per directory, no parsing. A log of that id still in
+    progress is not found; a missing one ends the request as not found (a wrong id, or asked too early: asking
+    again re-arms it, and a listing that finds it later makes it due).
     """
-    backend.state = {}  # a private listing: the source's in-progress memory is neither read nor changed
-    found = [
-        ref
-        for ref in backend.list_finished(0, _ALL_TIME_MS)
-        if ref.app_id == wanted.app_id and (not wanted.attempt_id or ref.attempt_id == wanted.attempt_id)
-    ]
+    if isinstance(backend, EventLogDirectoryBackend) and not backend.remote:
+        found = _logs_named(backend.directories, wanted)
+    else:
+        backend.state = {}  # a private listing: the source's in-progress memory is neither read nor changed
+        found = [
+            ref
+            for ref in backend.list_finished(0, _ALL_TIME_MS)
+            if ref.app_id == wanted.app_id and (not wanted.attempt_id or ref.attempt_id == wanted.attempt_id)
+        ]
     if not found:
         attempt = f" attempt {wanted.attempt_id}" if wanted.attempt_id else ""
         raise AppNotFound(
@@ -590,6 +608,48 @@ def located_log(backend: Backend, wanted: AppRef) -> AppRef:
             "(still running, or not this id?)"
         )
     return max(found, key=lambda ref: (ref.finished_ms or 0, ref.attempt_id or ""))
+
+
+def _sanitized(text: str) -> str:
+    """Spark's ``Utils.sanitizeDirName``, which ``EventLogFileWriter.nameForAppAndAttempt`` applies to both ids."""
+    return _SPARK_NAME_DOTS.sub("_", _SPARK_NAME_SEPARATORS.sub("-", text)).lower()
+
+
+def spark_log_names(app_id: str, attempt_id: str | None) -> list[str]:
+    """The names Spark gives the log of the app (attempt given, or none and attempts 1..``MAX_ATTEMPTS_LOOKED_UP``):
+    single files with any codec suffix and rolling directories; none for an id no log can be named after."""
+    if not app_id or len(app_id) > 200 or any(ord(c) < 32 or c == "\\" for c in app_id + (attempt_id or "")):
+        return []  # sanitized names hold no "/" nor "."; these could still not name a file in the directory
+    base = _sanitized(app_id)
+    attempts = [attempt_id] if attempt_id else ["", *(str(n) for n in range(1, MAX_ATTEMPTS_LOOKED_UP + 1))]
+    stems = [f"{base}_{_sanitized(attempt)}" if attempt else base for attempt in attempts]
+    suffixes = ["", *(f".{suffix}" for suffix in SUFFIX_CODECS)]
+    return [name for stem in stems for name in (*(stem + s for s in suffixes), f"{ROLLING_DIR_PREFIX}{stem}")]
+
+
+def _logs_named(directories: Sequence[Path], wanted: AppRef) -> list[AppRef]:
+    """Refs of the complete logs of ``wanted`` found under their Spark names at the top of ``directories``."""
+    refs: list[AppRef] = []
+    for directory in directories:
+        for name in spark_log_names(wanted.app_id, wanted.attempt_id):
+            path = directory / name
+            try:
+                mode = path.stat().st_mode
+            except OSError:  # no such log (the usual case), or unreadable
+                continue
+            rolling = name.startswith(ROLLING_DIR_PREFIX)
+            if not (stat.S_ISDIR(mode) if rolling else stat.S_ISREG(mode)):  # a FIFO is never opened
+                continue
+            try:
+                logs, _ = find_event_logs(path)
+                refs.extend(
+                    AppRef(wanted.app_id, found.attempt_hint, completion_ms(found), extra={"path": str(found.path)})
+                    for found in logs
+                    if not found.in_progress
+                )
+            except (EventLogError, OSError) as error:
+                log.warning("%s: not usable as the log of %s: %s", path, wanted.app_id, error)
+    return refs
 
 
 def mapreduce_enabled(source: Source) -> bool:

@@ -23,8 +23,8 @@ from prometheus_client.core import Metric
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from analyzer.ingestion import ondemand, polling
 from analyzer import models
+from analyzer.ingestion import ondemand, polling
 from analyzer.models import AppClaim, ClaimState, Cluster, Source, SourceBackend
 from analyzer.ops import HindsightCollector
 from analyzer.selectors.sources import sources_overview
@@ -164,10 +164,8 @@ def test_waits_of_all_users_together_are_capped_so_web_workers_stay_free_for_the
     """F13: two waiting calls made an anonymous list take 38 s: every sync worker may not be held by waits."""
     settings.HINDSIGHT_ANALYZE_MAX_WAITING = 2
     answers: list[Any] = []
-    threads = [
-        in_thread(lambda c=client_of(name): post(c, app_id="local-1000000000000", wait_s=10), answers)
-        for name in ("alice", "bob")
-    ]
+    clients = [client_of(name) for name in ("alice", "bob")]
+    threads = [in_thread(lambda c=c: post(c, app_id="local-1000000000000", wait_s=10), answers) for c in clients]
     wait_entered(held, 2)
     refused = post(client_of("carol"), app_id="local-1000000000000", wait_s=10)
     assert refused.status_code == 429
@@ -325,3 +323,40 @@ def test_not_found_claims_are_removed_once_kept_long_enough(prod: Cluster, setti
     polling.analyze_claim(requested.claim_id, poller_id="test")
     assert not AppClaim.objects.filter(pk=old.pk).exists()
     assert AppClaim.objects.get().state == ClaimState.NOT_FOUND
+
+
+@pytest.mark.django_db
+def test_an_event_log_directory_finds_the_requested_log_by_its_spark_names_without_listing_the_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """F13: each call listed the whole source (a stat and a head read per log) to find one app."""
+    from fetchers.eventlog_dir import EventLogDirectoryBackend
+
+    def no_listing(self: Any, start_ms: int, end_ms: int) -> list[AppRef]:
+        raise AssertionError("the whole directory was listed")
+
+    monkeypatch.setattr(EventLogDirectoryBackend, "list_finished", no_listing)
+    events = tmp_path / "events"
+    events.mkdir()
+    shutil.copyfile(REPO / "samples" / "clean_app", events / "application_1700000000000_0042_2.zstd.inprogress")
+    shutil.copyfile(REPO / "samples" / "clean_app", events / "application_1700000000000_0042_1")
+    cluster = Cluster.objects.create(name="dir")
+    Source.objects.create(cluster=cluster, backend=SourceBackend.EVENTLOG_DIR, params={"paths": [str(events)]})
+    requested = ondemand.request_analysis(cluster="dir", app_id="application_1700000000000_0042", requested_by="ci")
+    backend = polling.source_backend(Source.objects.get())
+    ref = polling.located_log(backend, AppRef(requested.app_id, None, None))
+    assert ref.extra["path"] == str(events / "application_1700000000000_0042_1")  # attempt 2 still runs
+    assert ref.attempt_id == "1"
+    with pytest.raises(polling.AppNotFound):
+        polling.located_log(backend, AppRef("../events/application_1700000000000_0042_1", None, None))
+
+
+def test_the_names_looked_up_are_spark_s_sanitized_names_of_the_app_and_attempt() -> None:
+    """F13: a direct lookup must name the files Spark writes (and never a path outside the directory)."""
+    names = polling.spark_log_names("App:1.x/y", "1")
+    assert names[0] == "app-1_x-y_1"
+    assert "app-1_x-y_1.zstd" in names
+    assert "eventlog_v2_app-1_x-y_1" in names
+    assert all("/" not in name and "." not in name.partition(".")[0] for name in names)
+    assert len(polling.spark_log_names("local-1", None)) == (1 + polling.MAX_ATTEMPTS_LOOKED_UP) * 9
+    assert polling.spark_log_names("bad\x00id", None) == []

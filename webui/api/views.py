@@ -438,8 +438,8 @@ class AnalyzeView(APIView):
             with ondemand.waiting(str(request.user.pk), wait_s):
                 return self._request(request, params, wait_s=wait_s, cap=cap)
         except ondemand.TooMany as error:  # the API's 429, with the field at fault
-            body = error_body(error.code, error.message, error.field)
-            return Response(body, status=429, headers={"Retry-After": str(error.retry_after_s)})
+            refusal = error_body(error.code, error.message, error.field)
+            return Response(refusal, status=429, headers={"Retry-After": str(error.retry_after_s)})
 
     def _request(self, request: Request, params: dict[str, Any], *, wait_s: int, cap: int) -> Response:
         try:
@@ -455,9 +455,7 @@ class AnalyzeView(APIView):
             status = 404 if isinstance(error, ondemand.UnknownCluster) else 409
             return Response(error_body(error.code, error.message, error.field), status=status)
         ondemand.send_analysis(requested)
-        progress = (
-            ondemand.wait_for_analysis(requested, wait_s) if wait_s else ondemand.progress(requested.claim_id)
-        )
+        progress = ondemand.wait_for_analysis(requested, wait_s) if wait_s else ondemand.progress(requested.claim_id)
         echo = {
             "cluster": requested.cluster,
             "app_id": requested.app_id,
