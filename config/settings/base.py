@@ -139,6 +139,18 @@ HINDSIGHT_ENQUEUE_GRACE_S = int(os.environ.get("HINDSIGHT_ENQUEUE_GRACE_S", "900
 # requests in flight at once toward it (the server is the bottleneck). Unset: 1000 and 4.
 HINDSIGHT_JOBHISTORY_TASK_SAMPLE = _env_int("HINDSIGHT_JOBHISTORY_TASK_SAMPLE")  # None: the backend's default (1000)
 HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY = _env_int("HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY")  # None: the backend's (4)
+# Resource budgets for what sources hand us (docs/SOURCES.md "Resource budgets"); None: the fetcher's own default.
+# MapReduce job confs (fetchers.hadoop_conf.ConfBudget): the file's size (16 MiB), one value after ${var} expansion
+# (1 MiB of characters) and the characters expansion may build in one file (16 MiB).
+HINDSIGHT_CONF_MAX_FILE_BYTES = _env_int("HINDSIGHT_CONF_MAX_FILE_BYTES")
+HINDSIGHT_CONF_MAX_VALUE_CHARS = _env_int("HINDSIGHT_CONF_MAX_VALUE_CHARS")
+HINDSIGHT_CONF_MAX_EXPANSION_CHARS = _env_int("HINDSIGHT_CONF_MAX_EXPANSION_CHARS")
+# History Server event-log zips (fetchers.spark_history): extraction at most this many times the download (100), a
+# floor below which no archive is refused for its ratio (64 MiB), and the cap on a download and on what it extracts
+# (64 GiB).
+HINDSIGHT_HS_ZIP_MAX_RATIO = _env_float("HINDSIGHT_HS_ZIP_MAX_RATIO")
+HINDSIGHT_HS_ZIP_MIN_BYTES = _env_int("HINDSIGHT_HS_ZIP_MIN_BYTES")
+HINDSIGHT_HS_MAX_LOG_BYTES = _env_int("HINDSIGHT_HS_MAX_LOG_BYTES")
 # How often a source lists its last relist_lookback_s again, for apps its server listed after their window passed.
 HINDSIGHT_RELIST_EVERY_S = int(os.environ.get("HINDSIGHT_RELIST_EVERY_S", "300"))
 # /healthz checks the broker: "required", "off" (the poll loop or poll --once, no Celery), or "auto" (required
