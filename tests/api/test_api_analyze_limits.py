@@ -232,9 +232,14 @@ def test_a_made_up_id_is_answered_not_found_and_counted_nowhere_as_a_failure_of_
     assert (status.failed, status.behind, status.recent_failures) == (0, 0, [])
     metrics: dict[str, Metric] = {m.name: m for m in HindsightCollector(broker=False).collect()}
     assert sum(sample.value for sample in metrics["hindsight_apps_failed"].samples) == 0
-    # Asked again, the answer within the wait is a 404 too (the claim is re-armed: the log may have come since).
-    again = post(ci, app_id="local-9999999999999", wait_s=1)
-    assert again.status_code in (202, 404)
+    # Asked again, the claim is re-armed (the log may have come since), still unlisted: no new row.
+    again = post(ci, app_id="local-9999999999999")
+    assert (again.status_code, again.json()["request"]["rearmed"], again.json()["request"]["listed"]) == (
+        202,
+        True,
+        False,
+    )
+    assert AppClaim.objects.get().state == ClaimState.RETRY
 
 
 @pytest.mark.django_db
