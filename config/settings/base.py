@@ -269,6 +269,19 @@ if HINDSIGHT_API_AUTH not in {"open", "token"}:
 HINDSIGHT_METRICS_TOKEN = os.environ.get("HINDSIGHT_METRICS_TOKEN", "").strip()
 HINDSIGHT_API_THROTTLE_ANON = os.environ.get("HINDSIGHT_API_THROTTLE_ANON", "600/minute").strip()
 HINDSIGHT_API_THROTTLE_USER = os.environ.get("HINDSIGHT_API_THROTTLE_USER", "3000/minute").strip()
+# On-demand analysis (POST /api/v1/analyze, analyzer.ingestion.ondemand; docs/DECISIONS.md "Waiting on-demand
+# requests"). A waiting request holds one sync web worker, so: a caller who is not staff waits at most MAX_WAIT_S
+# (a longer wait_s is clamped and the answer says so; staff up to ondemand.MAX_WAIT_S, 300); one user has at most
+# MAX_WAITING_PER_USER requests waiting at once and everyone together at most MAX_WAITING (default: half the web
+# workers, WEB_CONCURRENCY or the Procfile's two per core), beyond which the answer is 429 with Retry-After; one user
+# has at most MAX_UNVERIFIED_PER_USER requested apps that no source listed yet and no worker has looked up (a made-up
+# id is answered "not found" and kept NOT_FOUND_KEEP_S for the gate to say so, then removed).
+_WEB_WORKERS = _env_int("WEB_CONCURRENCY") or 2 * (os.cpu_count() or 1)
+HINDSIGHT_ANALYZE_MAX_WAIT_S = int(os.environ.get("HINDSIGHT_ANALYZE_MAX_WAIT_S", "30"))
+HINDSIGHT_ANALYZE_MAX_WAITING_PER_USER = int(os.environ.get("HINDSIGHT_ANALYZE_MAX_WAITING_PER_USER", "2"))
+HINDSIGHT_ANALYZE_MAX_WAITING = _env_int("HINDSIGHT_ANALYZE_MAX_WAITING") or max(1, _WEB_WORKERS // 2)
+HINDSIGHT_ANALYZE_MAX_UNVERIFIED_PER_USER = int(os.environ.get("HINDSIGHT_ANALYZE_MAX_UNVERIFIED_PER_USER", "20"))
+HINDSIGHT_ANALYZE_NOT_FOUND_KEEP_S = int(os.environ.get("HINDSIGHT_ANALYZE_NOT_FOUND_KEEP_S", "86400"))
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",
