@@ -35,7 +35,7 @@ print(json.dumps({
     for name in [
         "SETTINGS_MODULE", "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE",
         "SESSION_COOKIE_HTTPONLY", "CSRF_COOKIE_HTTPONLY", "SECURE_PROXY_SSL_HEADER", "SECURE_SSL_REDIRECT",
-        "SECURE_HSTS_SECONDS", "PASSWORD_HASHERS", "BASE_DIR", "DATABASES",
+        "SECURE_HSTS_SECONDS", "PASSWORD_HASHERS", "BASE_DIR", "DATABASES", "HINDSIGHT_API_AUTH",
     ]
 }, default=str))
 """
@@ -121,6 +121,12 @@ def test_production_settings_load_with_a_key_of_their_own_and_debug_off_with_sec
     assert settings["SECURE_PROXY_SSL_HEADER"] is None
     assert settings["SECURE_SSL_REDIRECT"] is False
     assert settings["SECURE_HSTS_SECONDS"] == 0
+
+
+def test_production_closes_the_site_unless_the_operator_opens_it() -> None:
+    assert loaded(production_env())["HINDSIGHT_API_AUTH"] == "token"
+    assert loaded(production_env(HINDSIGHT_API_AUTH="open"))["HINDSIGHT_API_AUTH"] == "open"
+    assert loaded(clean_env("config.settings"))["HINDSIGHT_API_AUTH"] == "open"
 
 
 def test_production_trusts_a_proxys_https_header_only_when_told_which() -> None:

@@ -41,6 +41,11 @@ if not os.environ.get("HINDSIGHT_ALLOWED_HOSTS", "").strip(" ,"):
         "HINDSIGHT_ALLOWED_HOSTS is not set: list the host names the site is served under, comma separated"
     )
 
+# Production is closed unless the operator opens it on purpose (docs/DEPLOY.md "Users and tokens"): a report shows a
+# whole Spark configuration, and redaction is a pattern match, not a guarantee. HINDSIGHT_API_AUTH=open serves
+# everything to anyone who reaches the site, as a History Server's UI does; the local settings default to open.
+HINDSIGHT_API_AUTH = os.environ.get("HINDSIGHT_API_AUTH", "token").strip().lower()
+
 # Cookies: sent over HTTPS only, and out of reach of page scripts (no script of the UI reads the CSRF cookie; forms
 # carry the token in a hidden field).
 SESSION_COOKIE_SECURE = _env_bool("HINDSIGHT_SECURE_COOKIES", True)
