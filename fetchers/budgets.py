@@ -3,15 +3,16 @@ file may cost before the read stops, and the clipping of name-like fields.
 
 Every log is untrusted: a 2 KB zstd file can hold gigabytes of newlines, a 200 MB app name, a 200 MB environment.
 The defaults (docs/SOURCES.md "Resource budgets" gives the reasoning from measured logs) leave every real log
-untouched, the 4.75 GB 1M-task benchmark log included. Each can be changed with the environment variable beside
-it (read when a read starts, so a test or an operator can lower one without restarting anything that imports this):
+untouched, the 4.75 GB 1M-task benchmark log included. Each is a setting of the same name as in ``SETTINGS``; the
+analyzer applies the ones set once at start-up (``analyzer.fetch_budgets``, via :func:`set_default_budgets`), and
+every reader given no budgets uses :func:`default_budgets`:
 
 * decompressed bytes per compressed part at most ``max_ratio`` x its compressed size (not below 1 MiB), and at
   most ``max_bytes`` per log; non-empty lines at most ``max_lines``; one line at most ``max_line_bytes`` (a longer
   one is skipped without being held and counted malformed). Over the first three the read stops and the result is
-  ``partial``, with a warning naming the budget and its variable.
+  ``partial``, with a warning naming the budget and its setting.
 * ``time_s``: wall-clock seconds reading one log may take, checked once per decoded chunk (1 MiB); over it the
-  log is not analyzed at all (an error naming the variable), since what was read is an arbitrary prefix.
+  log is not analyzed at all (an error naming the setting), since what was read is an arbitrary prefix.
 * ``max_name_chars`` / ``max_text_chars``: name-like fields (app, user, job and stage names, hosts, queue,
   configuration keys) and longer texts (descriptions, call sites, configuration values, failure reasons) are cut at
   parse time, with one warning per kind of field.
@@ -19,7 +20,6 @@ it (read when a read starts, so a test or an operator can lower one without rest
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -42,9 +42,15 @@ class ReadBudgets:
     max_name_chars: int = 1_000
     max_text_chars: int = 100_000
 
+    def __post_init__(self) -> None:
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                raise ValueError(f"{SETTINGS[spec.name]}: expected a positive number, got {value!r}")
 
-# The environment variable of each budget (docs/SOURCES.md "Resource budgets").
-ENV_VARS: Final[Mapping[str, str]] = {
+
+# The setting (and environment variable) of each budget (docs/SOURCES.md "Resource budgets").
+SETTINGS: Final[Mapping[str, str]] = {
     "max_ratio": "HINDSIGHT_READ_MAX_RATIO",
     "max_bytes": "HINDSIGHT_READ_MAX_BYTES",
     "max_lines": "HINDSIGHT_READ_MAX_LINES",
@@ -55,27 +61,22 @@ ENV_VARS: Final[Mapping[str, str]] = {
 }
 
 
-def budgets_from_env(environ: Mapping[str, str] | None = None) -> ReadBudgets:
-    """The budgets with each variable of ``ENV_VARS`` that is set; ValueError naming a bad one (not a positive
-    number)."""
-    environ = os.environ if environ is None else environ
-    values: dict[str, float | int] = {}
-    for spec in fields(ReadBudgets):
-        raw = environ.get(ENV_VARS[spec.name], "").strip()
-        if not raw:
-            continue
-        try:
-            value: float | int = float(raw) if spec.type == "float" else int(raw)
-        except ValueError:
-            raise ValueError(f"{ENV_VARS[spec.name]}: expected a positive number, got {raw!r}") from None
-        if not value > 0:
-            raise ValueError(f"{ENV_VARS[spec.name]}: expected a positive number, got {raw!r}")
-        values[spec.name] = value
-    return ReadBudgets(**values)  # type: ignore[arg-type]
+_default_budgets = ReadBudgets()
+
+
+def default_budgets() -> ReadBudgets:
+    """The budgets of every read given none: the defaults above, or what the settings made them at start-up."""
+    return _default_budgets
+
+
+def set_default_budgets(budgets: ReadBudgets) -> None:
+    """Replace the budgets every later read uses by default (the analyzer applies its settings once at start-up)."""
+    global _default_budgets
+    _default_budgets = budgets
 
 
 class OverTime(Exception):
-    """Reading one input took longer than its wall-clock budget; the message says so, naming the variable."""
+    """Reading one input took longer than its wall-clock budget; the message says so, naming the setting."""
 
 
 class Deadline:
@@ -91,14 +92,14 @@ class Deadline:
         if time.monotonic() > self._at:
             raise OverTime(
                 f"reading stopped after the {self._budget_s:g} s budget for one input "
-                f"({ENV_VARS['time_s']}); not analyzed"
+                f"({SETTINGS['time_s']}); not analyzed"
             )
 
 
 def over_budget_warning(what: str, budget: str) -> str:
-    """The warning of a read stopped by a budget: what was exceeded and the variable that raises it."""
+    """The warning of a read stopped by a budget: what was exceeded and the setting that raises it."""
     return (
-        f"{what}: the read stopped here and the rest of the log is not analyzed (raise {ENV_VARS[budget]} to read it)"
+        f"{what}: the read stopped here and the rest of the log is not analyzed (raise {SETTINGS[budget]} to read it)"
     )
 
 
@@ -125,7 +126,7 @@ class Clipper:
         return value[:limit]
 
     def warnings(self) -> list[str]:
-        variables = {self.max_name: ENV_VARS["max_name_chars"], self.max_text: ENV_VARS["max_text_chars"]}
+        variables = {self.max_name: SETTINGS["max_name_chars"], self.max_text: SETTINGS["max_text_chars"]}
         return [
             f"{count} {kind} longer than {limit:,} characters cut to that length ({variables[limit]})"
             for kind, (count, limit) in self._clipped.items()

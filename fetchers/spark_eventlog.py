@@ -17,7 +17,7 @@ from pathlib import Path
 
 from appmodel.redaction import Redactor
 from appmodel.spark import SparkApp
-from fetchers.budgets import Deadline, OverTime, ReadBudgets, budgets_from_env, over_budget_warning
+from fetchers.budgets import Deadline, OverTime, ReadBudgets, default_budgets, over_budget_warning
 from fetchers.eventlog import EventLogError, LineStream, find_event_logs, open_lines
 from fetchers.eventlog.codecs import CHUNK_SIZE
 from fetchers.spark_events.builder import AppBuilder
@@ -59,7 +59,7 @@ def read_apps(
     """One outcome per event log under ``path``; raises ValueError only for an invalid redaction pattern (or an
     invalid budget variable when ``budgets`` is not given)."""
     redactor = Redactor(redaction_patterns)
-    budgets = budgets or budgets_from_env()
+    budgets = budgets or default_budgets()
     try:
         logs, errors = find_event_logs(path)
     except EventLogError as exc:

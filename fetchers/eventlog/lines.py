@@ -15,7 +15,7 @@ from itertools import chain
 from types import TracebackType
 from typing import Self
 
-from fetchers.budgets import MIN_DECOMPRESSED_ALLOWANCE, ReadBudgets, budgets_from_env, over_budget_warning
+from fetchers.budgets import MIN_DECOMPRESSED_ALLOWANCE, ReadBudgets, default_budgets, over_budget_warning
 from fetchers.eventlog.codecs import CHUNK_SIZE, HEAD_SIZE, StreamProblem, UnknownFormat, decode, detect_codec
 from fetchers.eventlog.layout import (
     DATABRICKS,
@@ -53,7 +53,7 @@ class LineStream:
         self.partial = False
         self.bytes_read = 0
         self.long_lines = 0  # lines over budgets.max_line_bytes, skipped: malformed lines the parser never saw
-        self.budgets = budgets or budgets_from_env()
+        self.budgets = budgets or default_budgets()
         self._stopped = False
         self._chunk_size = chunk_size
         self._check_layout()

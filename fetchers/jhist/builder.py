@@ -43,7 +43,7 @@ from appmodel.mapreduce import (
     MRTaskStatus,
 )
 from appmodel.spark import ParseStats
-from fetchers.budgets import Clipper, ReadBudgets, TimingFixes, budgets_from_env
+from fetchers.budgets import Clipper, ReadBudgets, TimingFixes, default_budgets
 from fetchers.jhist.events import (
     _ABSENT,
     _ATTEMPT_FINISHED,
@@ -180,7 +180,7 @@ class JhistBuilder:
 
     def __init__(self, *, source: str, budgets: ReadBudgets | None = None) -> None:
         self.app = MapReduceApp(job_id="", source=source)
-        self.clip = Clipper(budgets or budgets_from_env())
+        self.clip = Clipper(budgets or default_budgets())
         self.stats: ParseStats = self.app.stats
         self.phases = {MRPhaseKind.MAP: _Phase(MRPhaseKind.MAP), MRPhaseKind.REDUCE: _Phase(MRPhaseKind.REDUCE)}
         self.declared = {MRPhaseKind.MAP: 0, MRPhaseKind.REDUCE: 0}

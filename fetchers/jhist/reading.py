@@ -10,7 +10,7 @@ from typing import IO, Final
 
 from appmodel.mapreduce import MapReduceApp
 from appmodel.redaction import Redactor
-from fetchers.budgets import Deadline, OverTime, ReadBudgets, budgets_from_env, over_budget_warning
+from fetchers.budgets import Deadline, OverTime, ReadBudgets, default_budgets, over_budget_warning
 from fetchers.eventlog.layout import open_regular
 from fetchers.hadoop_conf import ConfError, read_conf_xml
 from fetchers.jhist.builder import JhistBuilder, JhistError
@@ -40,7 +40,7 @@ def read_jobs(
     """One outcome per job-history file under ``path``; raises ValueError only for an invalid redaction pattern (or
     an invalid budget variable when ``budgets`` is not given)."""
     Redactor(redaction_patterns)  # an invalid pattern fails here, before any job is read
-    budgets = budgets or budgets_from_env()
+    budgets = budgets or default_budgets()
     files, errors = find_history_files(path)
     for error in errors:
         yield MapReduceReadOutcome(source=str(path), app=None, error=error)
@@ -99,7 +99,7 @@ def read_job_stream(
     under ``budgets`` (default: from the environment). ``conf`` as for :func:`build_job`. JhistError when it is not
     a job history, OverBudget (a JhistError) past the time budget; an OSError while reading, or a byte or line
     budget, ends the job early (partial, with a warning)."""
-    budgets = budgets or budgets_from_env()
+    budgets = budgets or default_budgets()
     builder = JhistBuilder(source=source, budgets=budgets)
     try:
         builder.feed(_lines(stream, builder, budgets))

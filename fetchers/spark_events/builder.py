@@ -25,7 +25,7 @@ import orjson
 from appmodel.coerce import as_dict, as_text
 from appmodel.redaction import Redactor
 from appmodel.spark import AppStatus, JobStatus, SparkApp, StageAttempt, StageStatus, TaskStatus
-from fetchers.budgets import Clipper, ReadBudgets, TimingFixes, budgets_from_env
+from fetchers.budgets import Clipper, ReadBudgets, TimingFixes, default_budgets
 from fetchers.spark_events.digest import (
     TASK_END_PREFIX,
     TASK_START_PREFIX,
@@ -154,7 +154,7 @@ class AppBuilder(EventHandlers):
     ) -> None:
         self.app = SparkApp(app_id=app_id_hint or "", attempt_id=attempt_hint, source=source)
         self.redactor = redactor
-        self.clip = Clipper(budgets or budgets_from_env())
+        self.clip = Clipper(budgets or default_budgets())
         self.stats = self.app.stats
         self.executors = Interner()
         self.hosts = Interner()

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from appmodel.coerce import as_dict, as_list, as_text, opt_int
-from appmodel.redaction import APP_REDACTION_PROPERTY, REDACTED, Redactor, redact_url_passwords
+from appmodel.redaction import Redactor, redact_url_passwords
 from appmodel.spark import Executor, Job, JobStatus, SparkApp, SqlExecution, StageAttempt, StageStatus
 from fetchers.budgets import Clipper
 from fetchers.spark_events.tasks import BadValue, as_int
@@ -97,17 +97,13 @@ class EventHandlers:
         env = self.app.environment
         clip = self.clip
         spark_pairs = _str_pairs(event.get("Spark Properties"), clip)
-        app_regex = dict(spark_pairs).get(APP_REDACTION_PROPERTY)
-        redactor = self.redactor
-        if app_regex and app_regex != REDACTED:  # Spark's default regex redacts its own value
-            try:
-                redactor = redactor.with_app_regex(app_regex)
-            except ValueError as exc:
-                self.app.warnings.append(f"ignored the app's {APP_REDACTION_PROPERTY}: {exc}")
+        hadoop_pairs = _str_pairs(event.get("Hadoop Properties"), clip)
+        redactor, warnings = self.redactor.for_app(spark_pairs, hadoop_pairs)  # the app's own patterns, RE2
+        self.app.warnings.extend(warnings)
         self.redactor = redactor
         env.spark_properties = redactor.redact_pairs(spark_pairs)
         env.system_properties = redactor.redact_pairs(_str_pairs(event.get("System Properties"), clip))
-        env.hadoop_properties = redactor.redact_pairs(_str_pairs(event.get("Hadoop Properties"), clip))
+        env.hadoop_properties = redactor.redact_pairs(hadoop_pairs)
         env.metrics_properties = redactor.redact_pairs(_str_pairs(event.get("Metrics Properties"), clip))
         env.jvm_information = redactor.redact_pairs(_str_pairs(event.get("JVM Information"), clip))
         env.classpath_entries = {

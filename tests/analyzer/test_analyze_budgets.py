@@ -4,14 +4,16 @@ one ``hindsight: PATH: reason`` line and the other inputs are still analyzed."""
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
 
 import pytest
 from django.core.management import call_command
 
 import fetchers.spark_eventlog
-from fetchers.budgets import Deadline, OverTime
+from analyzer.fetch_budgets import apply_fetch_budgets
+from fetchers.budgets import Deadline, OverTime, ReadBudgets, default_budgets
 
 SPARK_4_LOG = "spark-generated/spark-4.1.1/event-logs/local-1795326055348"
 
@@ -53,12 +55,15 @@ def test_an_input_over_its_time_budget_is_one_error_line_and_the_next_input_is_a
     assert '"app_id":"local-1795326055348"' in record
 
 
-def test_the_configured_budgets_reach_the_readers(refdata: Path, settings: Any) -> None:
-    from fetchers.budgets import ReadBudgets
+def test_the_budget_settings_replace_the_readers_defaults_and_a_bad_one_stops_start_up(
+    refdata: Path, read_budgets: Callable[..., None]
+) -> None:
+    read_budgets()  # the defaults are restored after the test
+    apply_fetch_budgets(SimpleNamespace(HINDSIGHT_READ_MAX_NAME_CHARS=3, HINDSIGHT_READ_MAX_LINES=None))
 
-    settings.HINDSIGHT_READ_BUDGETS = ReadBudgets(max_name_chars=3)
+    assert default_budgets() == ReadBudgets(max_name_chars=3)
     stdout, stderr = io.StringIO(), io.StringIO()
-
     call_command("analyze", str(refdata / SPARK_4_LOG), "--no-store", stdout=stdout, stderr=stderr)
-
     assert "HINDSIGHT_READ_MAX_NAME_CHARS" in stdout.getvalue()
+    with pytest.raises(ValueError, match="HINDSIGHT_INPUT_TIME_BUDGET_S: expected a positive number"):
+        apply_fetch_budgets(SimpleNamespace(HINDSIGHT_INPUT_TIME_BUDGET_S=0.0))

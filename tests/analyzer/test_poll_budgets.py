@@ -3,6 +3,7 @@ claim at once with the budget's reason; retrying it would only take as long agai
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,13 +21,13 @@ MINUTE_MS = 60_000
 
 
 def test_a_log_over_its_time_budget_fails_its_claim_at_once_with_the_reason(
-    refdata: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    refdata: Path, tmp_path: Path, read_budgets: Callable[..., None]
 ) -> None:
     directory = tmp_path / "spark-events"
     directory.mkdir()
     copy_log(refdata, PLAIN, directory, NOW_MS - 30 * MINUTE_MS)
     cluster_add("prod", eventlog_dirs=[str(directory)])
-    monkeypatch.setenv("HINDSIGHT_INPUT_TIME_BUDGET_S", "0.000000001")
+    read_budgets(time_s=0.000000001)
 
     assert poll_once(now_ms=NOW_MS) == []
 

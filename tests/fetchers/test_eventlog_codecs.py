@@ -427,8 +427,8 @@ def test_the_databricks_log_reads_the_rolled_gzip_part_before_the_current_one(re
     assert not stream.partial
 
 
-def test_an_oversized_binary_line_is_skipped_not_buffered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HINDSIGHT_READ_MAX_LINE_BYTES", "10000")
+def test_an_oversized_binary_line_is_skipped_not_buffered(tmp_path: Path, read_budgets: Callable[..., None]) -> None:
+    read_budgets(max_line_bytes=10000)
     path = tmp_path / "local-1"
     path.write_bytes(b'{"Event":"A"}\n' + b"x" * 50_000 + b'\n{"Event":"B"}\n')
 

@@ -7,6 +7,7 @@ import gzip
 import json
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -107,9 +108,9 @@ def test_a_zstd_bomb_of_newlines_stops_at_the_ratio_budget_partial_with_a_warnin
     assert "200 times its compressed size" in warning
 
 
-def test_a_gzip_bomb_stops_at_a_lowered_ratio_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """F4 for gzip (Databricks parts) with the budget lowered through its variable."""
-    monkeypatch.setenv("HINDSIGHT_READ_MAX_RATIO", "2")
+def test_a_gzip_bomb_stops_at_a_lowered_ratio_budget(tmp_path: Path, read_budgets: Callable[..., None]) -> None:
+    """F4 for gzip (Databricks parts) with the budget lowered through its setting."""
+    read_budgets(max_ratio=2)
     path = tmp_path / "app-1.gz"
     path.write_bytes(gzip.compress(small_log() + b'{"Event":"x"}\n' * 400_000))
 
@@ -119,9 +120,9 @@ def test_a_gzip_bomb_stops_at_a_lowered_ratio_budget(tmp_path: Path, monkeypatch
     assert any("more than 2 times its compressed size" in w for w in app.warnings)
 
 
-def test_a_log_over_the_absolute_byte_budget_stops_there(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_log_over_the_absolute_byte_budget_stops_there(tmp_path: Path, read_budgets: Callable[..., None]) -> None:
     """F4: the absolute cap (HINDSIGHT_READ_MAX_BYTES) holds for plain logs too."""
-    monkeypatch.setenv("HINDSIGHT_READ_MAX_BYTES", str(1 << 20))
+    read_budgets(max_bytes=1 << 20)
     path = tmp_path / "app-1"
     path.write_bytes(small_log(b'{"Event":"SparkListenerUnknownThing"}\n' * 100_000))
 
@@ -131,9 +132,9 @@ def test_a_log_over_the_absolute_byte_budget_stops_there(tmp_path: Path, monkeyp
     assert any("more than 1,048,576 bytes" in w and "HINDSIGHT_READ_MAX_BYTES" in w for w in app.warnings)
 
 
-def test_a_log_over_the_line_budget_stops_there(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_log_over_the_line_budget_stops_there(tmp_path: Path, read_budgets: Callable[..., None]) -> None:
     """F4: at most HINDSIGHT_READ_MAX_LINES non-empty lines are read."""
-    monkeypatch.setenv("HINDSIGHT_READ_MAX_LINES", "1000")
+    read_budgets(max_lines=1000)
     path = tmp_path / "app-1"
     path.write_bytes(small_log(b'{"Event":"SparkListenerUnknownThing"}\n' * 200_000))
 
@@ -162,11 +163,11 @@ def test_blank_and_whitespace_lines_are_not_lines_and_change_nothing(tmp_path: P
 
 
 def test_a_line_over_the_length_budget_is_counted_malformed_and_the_rest_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, read_budgets: Callable[..., None]
 ) -> None:
     """F4/F12: a line longer than HINDSIGHT_READ_MAX_LINE_BYTES is streamed past (never held) and counted as a
     malformed line; the lines after it are read."""
-    monkeypatch.setenv("HINDSIGHT_READ_MAX_LINE_BYTES", "100000")
+    read_budgets(max_line_bytes=100000)
     path = tmp_path / "app-1"
     path.write_bytes(small_log(b'{"Event":"SparkListenerEnvironmentUpdate","x":"' + b"y" * 3_000_000 + b'"}\n'))
 
@@ -198,11 +199,11 @@ def test_a_huge_app_name_and_user_are_cut_at_parse_with_one_warning_each(tmp_pat
 
 
 def test_a_huge_environment_is_cut_per_value_with_one_warning_per_kind(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, read_budgets: Callable[..., None]
 ) -> None:
     """F12 (scaled down, cap lowered): configuration values are cut before they are redacted, stored or shown,
     with one warning for all of them rather than one per value."""
-    monkeypatch.setenv("HINDSIGHT_READ_MAX_TEXT_CHARS", "500")
+    read_budgets(max_text_chars=500)
     properties = {f"spark.custom.{i}": "v" * 20_000 for i in range(100)}
     properties["spark.app.name"] = "etl"
     environment = {
@@ -296,9 +297,9 @@ def test_core_utilization_never_exceeds_one_whatever_the_log_says(tmp_path: Path
 
 
 def test_a_log_over_its_time_budget_is_an_error_naming_the_budget_not_a_partial_app(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, read_budgets: Callable[..., None]
 ) -> None:
-    monkeypatch.setenv("HINDSIGHT_INPUT_TIME_BUDGET_S", "0.000000001")
+    read_budgets(time_s=0.000000001)
     path = tmp_path / "app-1"
     path.write_bytes(small_log())
 
@@ -312,10 +313,10 @@ def test_a_log_over_its_time_budget_is_an_error_naming_the_budget_not_a_partial_
 
 
 def test_polling_a_log_over_its_time_budget_fails_its_claim_for_good(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, read_budgets: Callable[..., None]
 ) -> None:
     """A retry would take as long again: the fetch error is permanent, so the claim is failed, not retried."""
-    monkeypatch.setenv("HINDSIGHT_INPUT_TIME_BUDGET_S", "0.000000001")
+    read_budgets(time_s=0.000000001)
     path = tmp_path / "app-1"
     path.write_bytes(small_log())
     backend = EventLogDirectoryBackend(paths=[str(tmp_path)])
@@ -326,14 +327,13 @@ def test_polling_a_log_over_its_time_budget_fails_its_claim_for_good(
     assert raised.value.permanent
 
 
-def test_a_bad_budget_variable_is_a_clear_error() -> None:
-    from fetchers.budgets import budgets_from_env
+def test_a_budget_that_is_not_a_positive_number_is_refused_naming_its_setting() -> None:
+    from fetchers.budgets import ReadBudgets
 
     with pytest.raises(ValueError, match="HINDSIGHT_READ_MAX_RATIO: expected a positive number"):
-        budgets_from_env({"HINDSIGHT_READ_MAX_RATIO": "lots"})
+        ReadBudgets(max_ratio=0)
     with pytest.raises(ValueError, match="HINDSIGHT_INPUT_TIME_BUDGET_S"):
-        budgets_from_env({"HINDSIGHT_INPUT_TIME_BUDGET_S": "0"})
-    assert budgets_from_env({"HINDSIGHT_INPUT_TIME_BUDGET_S": "2.5"}).time_s == 2.5
+        ReadBudgets(time_s=-1.0)
 
 
 # ---- opening files ---------------------------------------------------------------------------------------------
@@ -471,9 +471,9 @@ def test_blank_lines_in_a_jhist_are_not_lines(tmp_path: Path) -> None:
 
 
 def test_a_jhist_over_its_time_budget_is_an_error_naming_the_budget(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, read_budgets: Callable[..., None]
 ) -> None:
-    monkeypatch.setenv("HINDSIGHT_INPUT_TIME_BUDGET_S", "0.000000001")
+    read_budgets(time_s=0.000000001)
     path = tmp_path / "job_1_0001.jhist"
     path.write_bytes(jhist())
 

@@ -15,7 +15,8 @@ The contract CI scripts rely on:
   regular files are opened (a FIFO, socket or device is ``not a regular file``); a directory is scanned down to
   16 levels (``fetchers.eventlog.layout.MAX_SCAN_DEPTH``, deeper ones are an error line); a file in which no line
   is a Spark event is ``not a Spark event log``.
-* Each log is read under the resource budgets of ``fetchers.budgets`` (docs/SOURCES.md "Resource budgets"): one
+* Each log is read under the resource budgets of ``fetchers.budgets``, set by the ``HINDSIGHT_READ_*`` settings
+  (docs/SOURCES.md "Resource budgets"): one
   that takes longer than ``HINDSIGHT_INPUT_TIME_BUDGET_S`` to read is an error line (the other inputs go on); one
   over a byte or line budget is analyzed as far as it was read, partial, with a warning naming the budget.
 * Exit status: 0 every input analyzed (and stored); 2 some input unreadable; 3 bad configuration
@@ -43,7 +44,6 @@ from appmodel.formatting import terminal_duration, terminal_gb_hours
 from appmodel.mapreduce import MapReduceApp
 from appmodel.redaction import Redactor
 from appmodel.spark import SparkApp
-from fetchers.budgets import ReadBudgets
 from fetchers.jhist import JHIST_SUFFIX, MapReduceReadOutcome, read_jobs
 from fetchers.spark_eventlog import ReadOutcome, read_apps
 
@@ -164,7 +164,6 @@ class Command(BaseCommand):
         self.suite = self._load_suite()
         self.jobinfo_config = jobinfo_config_or_exit(self.error)
         self.patterns = list(settings.HINDSIGHT_REDACTION_PATTERNS)
-        self.budgets: ReadBudgets = settings.HINDSIGHT_READ_BUDGETS
         try:
             Redactor(self.patterns)
         except ValueError as exc:
@@ -197,15 +196,14 @@ class Command(BaseCommand):
             self.error(raw_path, "not a regular file")
             return 1
         readers: list[tuple[str, Callable[[], Iterable[ReadOutcome | MapReduceReadOutcome]]]]
-        budgets = self.budgets
         if path.is_file() and path.name.endswith(JHIST_SUFFIX):
-            readers = [("MapReduce job histories", lambda: read_jobs(path, self.patterns, budgets))]
+            readers = [("MapReduce job histories", lambda: read_jobs(path, self.patterns))]
         elif path.is_file():
-            readers = [("Spark event logs", lambda: read_apps(path, self.patterns, budgets))]
+            readers = [("Spark event logs", lambda: read_apps(path, self.patterns))]
         else:
             readers = [
-                ("Spark event logs", lambda: read_apps(path, self.patterns, budgets)),
-                ("MapReduce job histories", lambda: read_jobs(path, self.patterns, budgets)),
+                ("Spark event logs", lambda: read_apps(path, self.patterns)),
+                ("MapReduce job histories", lambda: read_jobs(path, self.patterns)),
             ]
         found = unreadable = 0
         nothing_found: list[str] = []  # each reader's own "nothing here" line, kept until all readers are done
