@@ -112,24 +112,23 @@ class Clipper:
     def __init__(self, budgets: ReadBudgets) -> None:
         self.max_name = budgets.max_name_chars
         self.max_text = budgets.max_text_chars
-        self._clipped: dict[str, tuple[int, int]] = {}  # kind -> (values cut, limit)
+        self._clipped: dict[str, tuple[int, int, str]] = {}  # kind -> (values cut, limit, budget)
 
     def name(self, kind: str, value: str) -> str:
-        return value if len(value) <= self.max_name else self._cut(kind, value, self.max_name)
+        return value if len(value) <= self.max_name else self._cut(kind, value, self.max_name, "max_name_chars")
 
     def text(self, kind: str, value: str) -> str:
-        return value if len(value) <= self.max_text else self._cut(kind, value, self.max_text)
+        return value if len(value) <= self.max_text else self._cut(kind, value, self.max_text, "max_text_chars")
 
-    def _cut(self, kind: str, value: str, limit: int) -> str:
-        count, _ = self._clipped.get(kind, (0, limit))
-        self._clipped[kind] = (count + 1, limit)
+    def _cut(self, kind: str, value: str, limit: int, budget: str) -> str:
+        count, _, _ = self._clipped.get(kind, (0, limit, budget))
+        self._clipped[kind] = (count + 1, limit, budget)
         return value[:limit]
 
     def warnings(self) -> list[str]:
-        variables = {self.max_name: SETTINGS["max_name_chars"], self.max_text: SETTINGS["max_text_chars"]}
         return [
-            f"{count} {kind} longer than {limit:,} characters cut to that length ({variables[limit]})"
-            for kind, (count, limit) in self._clipped.items()
+            f"{count} {kind} longer than {limit:,} characters cut to that length ({SETTINGS[budget]})"
+            for kind, (count, limit, budget) in self._clipped.items()
         ]
 
 

@@ -15,7 +15,13 @@ from itertools import chain
 from types import TracebackType
 from typing import Self
 
-from fetchers.budgets import MIN_DECOMPRESSED_ALLOWANCE, ReadBudgets, default_budgets, over_budget_warning
+from fetchers.budgets import (
+    MIN_DECOMPRESSED_ALLOWANCE,
+    SETTINGS,
+    ReadBudgets,
+    default_budgets,
+    over_budget_warning,
+)
 from fetchers.eventlog.codecs import CHUNK_SIZE, HEAD_SIZE, StreamProblem, UnknownFormat, decode, detect_codec
 from fetchers.eventlog.layout import (
     DATABRICKS,
@@ -205,7 +211,7 @@ class LineStream:
         if self.long_lines == 1:
             limit = self.budgets.max_line_bytes
             self._report(
-                f"{name}: a line longer than {limit:,} bytes skipped as malformed (raise HINDSIGHT_READ_MAX_LINE_BYTES "
+                f"{name}: a line longer than {limit:,} bytes skipped as malformed (raise {SETTINGS['max_line_bytes']} "
                 "to read such lines)",
                 True,
             )

@@ -10,7 +10,7 @@ from typing import IO, Final
 
 from appmodel.mapreduce import MapReduceApp
 from appmodel.redaction import Redactor
-from fetchers.budgets import Deadline, OverTime, ReadBudgets, default_budgets, over_budget_warning
+from fetchers.budgets import SETTINGS, Deadline, OverTime, ReadBudgets, default_budgets, over_budget_warning
 from fetchers.eventlog.layout import open_regular
 from fetchers.hadoop_conf import ConfError, read_conf_xml
 from fetchers.jhist.builder import JhistBuilder, JhistError
@@ -162,7 +162,7 @@ def _lines(fh: IO[bytes], builder: JhistBuilder, budgets: ReadBudgets) -> Iterat
                     long_lines += 1
                     if long_lines == 1:
                         builder.report(
-                            f"a line longer than {max_line:,} bytes was skipped (raise HINDSIGHT_READ_MAX_LINE_BYTES "
+                            f"a line longer than {max_line:,} bytes was skipped (raise {SETTINGS['max_line_bytes']} "
                             "to read such lines)",
                             partial=True,
                         )
