@@ -3,8 +3,9 @@ the fetchers once at start-up.
 
 The fetchers are Django-free and hold their own defaults (``fetchers.budgets.ReadBudgets``,
 ``fetchers.hadoop_conf.ConfBudget``, the class attributes of ``fetchers.spark_history.SparkHistoryBackend``); a
-setting left unset (None) keeps the fetcher's
-default, and nothing is imported when none is set (start-up time of ``analyze``).
+setting left unset (None) keeps the fetcher's default. The conf and zip fetchers are imported only when one of their
+settings is set (start-up time of ``analyze``); ``fetchers.budgets``, a small module every reader imports anyway,
+always is.
 """
 
 from __future__ import annotations
