@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "analyzer",
     "webui",
+    "config.apps.CeleryAppConfig",  # makes the Celery app current at set-up (config/__init__.py says why)
 ]
 
 MIDDLEWARE = [
