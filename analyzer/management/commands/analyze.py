@@ -21,7 +21,6 @@ The contract CI scripts rely on:
 
 from __future__ import annotations
 
-import logging
 import re
 import stat
 from collections.abc import Callable, Iterable
@@ -347,6 +346,8 @@ def _set_up_django(*, store: bool) -> None:
 
         django.setup()
         return
+    import logging
+
     logging.captureWarnings(True)  # as django.setup() does: Python warnings go through logging
     if settings.LOGGING_CONFIG and settings.LOGGING:  # the production settings' handler on the root logger
         from django.utils.log import configure_logging
