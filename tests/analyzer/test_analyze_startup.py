@@ -90,7 +90,8 @@ def test_analyze_help_loads_neither_the_analysis_stack_nor_the_web_and_worker_li
     done, modules = loaded_modules(tmp_path, "analyze", "--help")
 
     assert done.returncode == 0, done.stderr
-    assert "usage: manage.py analyze" in done.stdout and "--no-store" in done.stdout
+    assert "usage: manage.py analyze" in done.stdout
+    assert "--no-store" in done.stdout
     assert under(modules, HEAVY + ANALYSIS) == []
 
 
@@ -132,8 +133,10 @@ def test_the_fast_path_keeps_the_exit_codes_and_error_lines(tmp_path: Path) -> N
     assert missing.returncode == 2
     assert f"hindsight: {tmp_path / 'nowhere'}: no such file or directory" in missing.stderr
     assert "local-1795360313038" in missing.stdout  # the other input is still analyzed
-    assert no_path.returncode == 2 and "the following arguments are required: PATH" in no_path.stderr
-    assert bad_heuristics.returncode == 3 and bad_heuristics.stderr.startswith("hindsight: ")
+    assert no_path.returncode == 2
+    assert "the following arguments are required: PATH" in no_path.stderr
+    assert bad_heuristics.returncode == 3
+    assert bad_heuristics.stderr.startswith("hindsight: ")
 
 
 def test_the_fast_path_stores_with_django_set_up(tmp_path: Path) -> None:
@@ -147,7 +150,8 @@ def test_the_fast_path_stores_with_django_set_up(tmp_path: Path) -> None:
 def test_the_settings_option_still_chooses_the_settings_module(tmp_path: Path) -> None:
     done = manage(tmp_path, "analyze", "--settings=no_such_settings", "--no-store", str(SMALL_LOG))
 
-    assert done.returncode != 0 and "No module named 'no_such_settings'" in done.stderr
+    assert done.returncode != 0
+    assert "No module named 'no_such_settings'" in done.stderr
 
 
 def test_setting_up_django_makes_the_celery_app_current() -> None:
