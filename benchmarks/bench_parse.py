@@ -2,8 +2,9 @@
 
 The child is ``python -c`` with nothing imported beforehand, so the wall time includes interpreter start-up
 and imports, as the History Server's includes JVM start-up; Hindsight's modules are compiled to bytecode first,
-as in an installed copy (``compiled_env``). Throughput is uncompressed MB (10^6 bytes) per
-wall-clock second; peak RSS is the child's ru_maxrss (os.wait4). The analysis is
+as in an installed copy, and it runs with one BLAS thread, as ``manage.py analyze`` does (``child_env``).
+Throughput is uncompressed MB (10^6 bytes) per wall-clock second; peak RSS is the child's ru_maxrss (os.wait4).
+The analysis is
 ``analysis.pipeline.analyze(app, heuristics.load_suite())`` when the pipeline exists, else
 ``load_suite().evaluate(app)``; it needs no database.
 
@@ -102,23 +103,24 @@ def uncompressed_size(log: Path) -> int:
     return total
 
 
-def compiled_env() -> dict[str, str]:
-    """The child's environment, Hindsight's pure packages compiled first (issue 15).
+def child_env() -> dict[str, str]:
+    """The child's environment: Hindsight's pure packages compiled first, and one BLAS thread (issue 15).
 
     An installed copy (pip, a container image) runs from ``.pyc`` files. A checkout under PYTHONDONTWRITEBYTECODE=1
     (as the benchmark machine's shell sets it) has none, so every child compiled all of Hindsight again: about 0.1 s
     of CPU (more wall time on a busy machine) of the 0.96 s of imports issue 15 measured. Compiled once here, into
-    the git-ignored ``__pycache__`` directories, the children read them like an installed copy.
+    the git-ignored ``__pycache__`` directories, the children read them like an installed copy. One BLAS thread
+    unless the environment sets it, as ``manage.py analyze`` runs (docs/DECISIONS.md "Start-up of analyze").
     """
     for package in ("appmodel", "analysis", "fetchers", "heuristics"):
         compileall.compile_dir(REPO / package, quiet=1)
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    return env | {"PYTHONPATH": str(REPO)}
+    return {"OPENBLAS_NUM_THREADS": "1"} | env | {"PYTHONPATH": str(REPO)}
 
 
 def bench(log: Path, uncompressed_bytes: int | None = None) -> dict[str, Any]:
     size = uncompressed_bytes if uncompressed_bytes is not None else uncompressed_size(log)
-    env = compiled_env()
+    env = child_env()
     # Output goes to files, not pipes: the parent must not reap the child (wait4 below needs to).
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
