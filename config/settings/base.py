@@ -86,6 +86,7 @@ INSTALLED_APPS = [
     "axes",
     "analyzer",
     "webui",
+    "config.apps.CeleryAppConfig",  # makes the Celery app current at set-up (config/__init__.py says why)
 ]
 
 MIDDLEWARE = [

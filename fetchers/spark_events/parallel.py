@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import multiprocessing
 import os
 from collections.abc import Callable, Iterable
-from multiprocessing.connection import Connection
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from fetchers.budgets import ReadBudgets
 from fetchers.eventlog import EventLog, LineStream, RawChunk
 from fetchers.spark_events.builder import AppBuilder
 from fetchers.spark_events.digest import ChunkDigest, digest_raw
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 # Below this much log text a second process costs more than it saves. Compressed parts count at a typical
 # event-log compression ratio; tests lower it to force the parallel path on small logs.
@@ -111,6 +112,8 @@ def _start_worker(log: EventLog, chunk_size: int, budgets: ReadBudgets) -> _Work
 
 class _Worker:
     def __init__(self, log: EventLog, chunk_size: int, budgets: ReadBudgets) -> None:
+        import multiprocessing  # only for a big log: a small one starts without it (issue 15)
+
         context = multiprocessing.get_context("fork")
         self.receiver, sender = context.Pipe(duplex=False)
         with contextlib.suppress(OSError):
