@@ -36,9 +36,9 @@ Seeded: the same arguments write the same bytes (up to the compressor).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import heapq
 import json
-import math
 import os
 import random
 import time
@@ -170,14 +170,14 @@ def build_template(rng: random.Random, index: int) -> Template:
         join1 = _stage(rng, "sortMergeJoin at JoinJob.scala:188", "shuffle", 400, total * 0.7, 0.5)
         join2 = _stage(rng, "sortMergeJoin at JoinJob.scala:203", "shuffle", 400, total * 0.45, 0.3)
         out = _stage(rng, "insertInto at JoinJob.scala:240", "result", 200, total * 0.2)
-        jobs.append(Job(scans + [join1, join2, out], 6000))
+        jobs.append(Job([*scans, join1, join2, out], 6000))
     elif shape == "many_small_stages":
         for j in range(rng.randint(25, 45)):
             a = _stage(rng, f"collect at Reconcile.scala:{300 + j}", "scan", rng.randint(4, 16), rng.uniform(40, 200))
             b = _stage(rng, f"collect at Reconcile.scala:{300 + j}", "result", rng.randint(2, 8), a.mb * 0.3)
             jobs.append(Job([a, b], rng.randint(200, 900)))
     elif shape == "micro_batches":
-        for j in range(rng.randint(30, 60)):
+        for _ in range(rng.randint(30, 60)):
             a = _stage(rng, "foreachBatch at Ingest.scala:64", "scan", rng.randint(8, 24), rng.uniform(200, 700))
             b = _stage(rng, "foreachBatch at Ingest.scala:71", "result", 8, a.mb * 0.5)
             jobs.append(Job([a, b], rng.randint(800, 2500)))
@@ -282,8 +282,11 @@ class Attempt:
 
 
 class App:
-    def __init__(self, run: Run, hosts: list[Host], cluster: Cluster, rng: random.Random, app_id: str) -> None:
-        self.run, self.rng, self.cluster, self.app_id = run, rng, cluster, app_id
+    def __init__(
+        self, run: Run, hosts: list[Host], cluster: Cluster, rng: random.Random, app_id: str, *, twin: bool = False
+    ) -> None:
+        # A twin is the same run without its cause (and on healthy hosts): its runtime is the truth's "usual".
+        self.run, self.rng, self.cluster, self.app_id, self.twin = run, rng, cluster, app_id, twin
         t = run.template
         self.executors = t.executors
         self.cores = t.cores
@@ -300,7 +303,7 @@ class App:
         self.next_task = 0
 
     def host_factor(self, h: Host, at: int) -> float:
-        f = GENERATIONS[h.generation] * h.bad.get(self.run.day, 1.0)
+        f = GENERATIONS[h.generation] * (1.0 if self.twin else h.bad.get(self.run.day, 1.0))
         return f * (1 + CONTENTION_PER_NEIGHBOUR * self.cluster.neighbours(h.name, at))
 
     def simulate(self) -> dict[str, Any]:
@@ -318,18 +321,23 @@ class App:
         gc_extra = rng.uniform(0.25, 0.45) if r.cause == "gc_pressure" else 0.0
         stages = [s for j in t.jobs for s in j.stages]
         skew_stage = self._heaviest(stages, ("shuffle", "scan")) if r.cause == "byte_skew" else None
-        slow_stage = self._heaviest(stages, ("shuffle", "scan", "result")) if r.cause == "unexplained" else None
-        fail_stages = set(rng.sample(range(len(stages)), min(2, len(stages)))) if r.cause == "failures" else set()
-        if r.cause == "failures":
-            heavy = stages.index(self._heaviest(stages, ("scan", "shuffle")))
-            fail_stages = {heavy} | set(list(fail_stages)[:1])
+        # Unexplained: one operator does more work per row wherever it runs (every stage of that name), so
+        # runtime and CPU time grow while bytes, tasks, GC share, hosts and waits stay as usual.
+        slow_name = self._heaviest_name(stages) if r.cause == "unexplained" else None
+        slow_factor = rng.uniform(1.8, 2.6)
+        fail_rate = rng.uniform(0.15, 0.35)
+        # Failures: a flaky network or disk fails a share of the attempts of every stage that reads or shuffles
+        # much data (late in each attempt, so its work is lost); each is retried once and succeeds.
+        fail_stages = (
+            {k for k, s in enumerate(stages) if s.kind in ("scan", "shuffle")} if r.cause == "failures" else set()
+        )
         idle_gaps: dict[int, int] = {}
         if r.cause == "driver_idle":
             for j in rng.sample(range(len(t.jobs)), min(len(t.jobs), rng.randint(1, 3))):
                 idle_gaps[j] = rng.randint(120_000, 420_000)
         self.truth = {
             "skewed_stage": None,
-            "slowed_stage": None,
+            "slowed_stages": [],
             "slow_host_executors": [e for e, h, _ in execs if r.day in h.bad],
             "driver_idle_ms": sum(idle_gaps.values()),
             "queue_wait_ms": queue_wait,
@@ -346,7 +354,16 @@ class App:
         stage_id = 0
         for j, job in enumerate(t.jobs):
             now += job.gap_ms + idle_gaps.get(j, 0)
-            self.events.append({"_t": now, "_kind": "job_start", "job": j, "stages": list(range(stage_id, stage_id + len(job.stages))), "names": [s.name for s in job.stages], "ntasks": [self._n_tasks(s, data) for s in job.stages]})
+            self.events.append(
+                {
+                    "_t": now,
+                    "_kind": "job_start",
+                    "job": j,
+                    "stages": list(range(stage_id, stage_id + len(job.stages))),
+                    "names": [s.name for s in job.stages],
+                    "ntasks": [self._n_tasks(s, data) for s in job.stages],
+                }
+            )
             for s in job.stages:
                 n = self._n_tasks(s, data)
                 sizes = [rng.lognormvariate(0, 0.25) for _ in range(n)]
@@ -357,9 +374,9 @@ class App:
                     self.truth["skewed_stage"] = stage_id
                 norm = sum(sizes) / n
                 mb_total = s.mb * data * t.size
-                per_row = rng.uniform(2.0, 3.0) if s is slow_stage else 1.0
-                if s is slow_stage:
-                    self.truth["slowed_stage"] = stage_id
+                per_row = slow_factor if s.name == slow_name else 1.0
+                if s.name == slow_name:
+                    self.truth["slowed_stages"].append(stage_id)
                     self.truth["slowed_stage_name"] = s.name
                 submitted = now
                 self.events.append({"_t": submitted, "_kind": "stage_submit", "stage": stage_id, "spec": s, "n": n})
@@ -380,17 +397,31 @@ class App:
                     dur = dur / (1 - gc_extra) if gc_extra else dur
                     attempt = attempts_of.get(i, 0)
                     attempts_of[i] = attempt + 1
-                    fail = stage_id in fail_stages and attempt == 0 and rng.random() < 0.2
+                    fail = stage_id in fail_stages and attempt == 0 and rng.random() < fail_rate
                     if fail:
-                        dur *= rng.uniform(0.3, 0.9)
+                        dur *= rng.uniform(0.5, 1.0)  # it fails late: the work is lost, the retry starts over
                     d = max(50, int(dur))
-                    a = Attempt(self.next_task, i, attempt, e, h.name, at, at + d,
-                                "ExceptionFailure" if fail else "Success", False,
-                                mb if s.kind == "scan" else 0.0, mb if s.kind != "scan" else 0.0,
-                                mb * s.shuffle_out, int(d * gc_share), rng.uniform(0.7, 0.9))
+                    a = Attempt(
+                        self.next_task,
+                        i,
+                        attempt,
+                        e,
+                        h.name,
+                        at,
+                        at + d,
+                        "ExceptionFailure" if fail else "Success",
+                        False,
+                        mb if s.kind == "scan" else 0.0,
+                        mb if s.kind != "scan" else 0.0,
+                        mb * s.shuffle_out,
+                        int(d * gc_share),
+                        rng.uniform(0.7, 0.9),
+                    )
                     self.next_task += 1
                     self.events.append({"_t": at, "_kind": "task_start", "stage": stage_id, "a": a})
-                    self.events.append({"_t": a.finish, "_kind": "task_end", "stage": stage_id, "a": a, "skind": s.kind})
+                    self.events.append(
+                        {"_t": a.finish, "_kind": "task_end", "stage": stage_id, "a": a, "skind": s.kind}
+                    )
                     heapq.heappush(free, (a.finish + rng.randint(2, 30), rng.random(), e, c))
                     end = max(end, a.finish)
                     if fail:
@@ -398,18 +429,38 @@ class App:
                     elif "speculative_killed" in r.distractors and rng.random() < 0.12:
                         # A speculative copy started late and killed when the original won: costs no wall time.
                         k_start = a.launch + int(d * 0.6)
-                        k = Attempt(self.next_task, i, attempt + 1, e, h.name, k_start, a.finish + 5, "TaskKilled",
-                                    True, 0.0, 0.0, 0.0, 0, 0.5)
+                        other = rng.choice(execs)  # a copy runs elsewhere, and takes no slot the stage waits for
+                        k = Attempt(
+                            self.next_task,
+                            i,
+                            attempt + 1,
+                            other[0],
+                            other[1].name,
+                            k_start,
+                            a.finish + 5,
+                            "TaskKilled",
+                            True,
+                            0.0,
+                            0.0,
+                            0.0,
+                            0,
+                            0.5,
+                        )
                         self.next_task += 1
                         self.events.append({"_t": k.launch, "_kind": "task_start", "stage": stage_id, "a": k})
-                        self.events.append({"_t": k.finish, "_kind": "task_end", "stage": stage_id, "a": k, "skind": s.kind})
-                self.events.append({"_t": end + 5, "_kind": "stage_done", "stage": stage_id, "spec": s, "n": n, "submitted": submitted})
+                        self.events.append(
+                            {"_t": k.finish, "_kind": "task_end", "stage": stage_id, "a": k, "skind": s.kind}
+                        )
+                self.events.append(
+                    {"_t": end + 5, "_kind": "stage_done", "stage": stage_id, "spec": s, "n": n, "submitted": submitted}
+                )
                 now = end + rng.randint(20, 200)
                 stage_id += 1
             self.events.append({"_t": now, "_kind": "job_end", "job": j})
         app_end = now + rng.randint(1500, 6000)
-        for e, h, at in execs:
-            self.cluster.busy[h.name].append((at, app_end))
+        if not self.twin:
+            for _, h, at in execs:
+                self.cluster.busy[h.name].append((at, app_end))
         self.execs = execs
         self.end_ms = app_end
         self.first_exec = first_exec
@@ -418,7 +469,13 @@ class App:
     def _n_tasks(self, s: Stage, data: float) -> int:
         # Scans split by input size (like file splits); shuffles keep their configured partition count.
         size = self.run.template.size
-        return max(2, int(round(s.tasks * data * size))) if s.kind == "scan" else max(2, int(round(s.tasks * size)))
+        return max(2, round(s.tasks * data * size)) if s.kind == "scan" else max(2, round(s.tasks * size))
+
+    def _heaviest_name(self, stages: list[Stage]) -> str:
+        work: dict[str, float] = {}
+        for s in stages:
+            work[s.name] = work.get(s.name, 0.0) + s.mb * s.ms_per_mb + 400 * s.tasks
+        return max(work, key=lambda name: work[name])
 
     def _heaviest(self, stages: list[Stage], kinds: tuple[str, ...]) -> Stage:
         return max((s for s in stages if s.kind in kinds), key=lambda s: s.mb * s.ms_per_mb)
@@ -434,8 +491,13 @@ def _rdd(stage: int, name: str, n: int) -> list[dict[str, Any]]:
             "Name": "MapPartitionsRDD",
             "Callsite": name,
             "Parent IDs": [stage * 3],
-            "Storage Level": {"Use Disk": False, "Use Memory": False, "Use Off Heap": False, "Deserialized": False,
-                              "Replication": 1},
+            "Storage Level": {
+                "Use Disk": False,
+                "Use Memory": False,
+                "Use Off Heap": False,
+                "Deserialized": False,
+                "Replication": 1,
+            },
             "Barrier": False,
             "DeterministicLevel": "DETERMINATE",
             "Number of Partitions": n,
@@ -504,7 +566,8 @@ def _task_end(a: Attempt, stage: int, skind: str, out_factor: float) -> dict[str
             "Class Name": "java.io.IOException",
             "Description": "Connection reset by peer",
             "Stack Trace": [],
-            "Full Stack Trace": "java.io.IOException: Connection reset by peer\n\tat sun.nio.ch.SocketDispatcher.read0(Native Method)",
+            "Full Stack Trace": "java.io.IOException: Connection reset by peer\n\tat sun.nio.ch.SocketDispatcher.read0("
+            "Native Method)",
             "Accumulator Updates": [],
         }
     return {
@@ -514,8 +577,15 @@ def _task_end(a: Attempt, stage: int, skind: str, out_factor: float) -> dict[str
         "Task Type": "ResultTask" if skind == "result" else "ShuffleMapTask",
         "Task End Reason": reason,
         "Task Info": _task_info(a, True),
-        "Task Executor Metrics": {"JVMHeapMemory": 0, "JVMOffHeapMemory": 0, "MinorGCCount": 0, "MinorGCTime": 0,
-                                  "MajorGCCount": 0, "MajorGCTime": 0, "TotalGCTime": 0},
+        "Task Executor Metrics": {
+            "JVMHeapMemory": 0,
+            "JVMOffHeapMemory": 0,
+            "MinorGCCount": 0,
+            "MinorGCTime": 0,
+            "MajorGCCount": 0,
+            "MajorGCTime": 0,
+            "TotalGCTime": 0,
+        },
         "Task Metrics": {
             "Executor Deserialize Time": 10,
             "Executor Deserialize CPU Time": 4_000_000,
@@ -539,10 +609,15 @@ def _task_end(a: Attempt, stage: int, skind: str, out_factor: float) -> dict[str
                 "Total Records Read": shuffle_bytes // 120,
                 "Remote Requests Duration": fetch_wait,
                 "Push Based Shuffle": {
-                    "Corrupt Merged Block Chunks": 0, "Merged Fetch Fallback Count": 0,
-                    "Merged Remote Blocks Fetched": 0, "Merged Local Blocks Fetched": 0,
-                    "Merged Remote Chunks Fetched": 0, "Merged Local Chunks Fetched": 0,
-                    "Merged Remote Bytes Read": 0, "Merged Local Bytes Read": 0, "Merged Remote Requests Duration": 0,
+                    "Corrupt Merged Block Chunks": 0,
+                    "Merged Fetch Fallback Count": 0,
+                    "Merged Remote Blocks Fetched": 0,
+                    "Merged Local Blocks Fetched": 0,
+                    "Merged Remote Chunks Fetched": 0,
+                    "Merged Local Chunks Fetched": 0,
+                    "Merged Remote Bytes Read": 0,
+                    "Merged Local Bytes Read": 0,
+                    "Merged Remote Requests Duration": 0,
                 },
             },
             "Shuffle Write Metrics": {
@@ -582,12 +657,14 @@ def app_events(app: App, number: int) -> tuple[list[dict[str, Any]], str]:
     }
     if not r.adhoc:
         dag, task = t.key.rsplit("_", 1)[0], t.key
-        props.update({
-            "spark.airflow.ctx.dag_id": dag,
-            "spark.airflow.ctx.task_id": task,
-            "spark.airflow.ctx.dag_run_id": f"scheduled__{run_date}",
-            "spark.airflow.ctx.try_number": "1",
-        })
+        props.update(
+            {
+                "spark.airflow.ctx.dag_id": dag,
+                "spark.airflow.ctx.task_id": task,
+                "spark.airflow.ctx.dag_run_id": f"scheduled__{run_date}",
+                "spark.airflow.ctx.try_number": "1",
+            }
+        )
     head: list[dict[str, Any]] = [
         {"Event": "SparkListenerLogStart", "Spark Version": t.version},
         {
@@ -600,18 +677,48 @@ def app_events(app: App, number: int) -> tuple[list[dict[str, Any]], str]:
             },
             "Task Resource Requests": {"cpus": {"Resource Name": "cpus", "Amount": 1.0}},
         },
-        {"Event": "SparkListenerExecutorAdded", "Timestamp": r.start_ms + 200, "Executor ID": "driver",
-         "Executor Info": {"Host": "gw01.dc2.example.net", "Total Cores": 0, "Log Urls": {}, "Attributes": {},
-                           "Resources": {}, "Resource Profile Id": 0}},
-        {"Event": "SparkListenerBlockManagerAdded", "Block Manager ID": {"Executor ID": "driver",
-         "Host": "gw01.dc2.example.net", "Port": 40261}, "Maximum Memory": driver_mb * MB // 2,
-         "Timestamp": r.start_ms + 210, "Maximum Onheap Memory": driver_mb * MB // 2, "Maximum Offheap Memory": 0},
-        {"Event": "SparkListenerEnvironmentUpdate",
-         "JVM Information": {"Java Home": "/usr/lib/jvm/java-17", "Java Version": "17.0.12", "Scala Version": "version 2.12.18"},
-         "Spark Properties": props, "Hadoop Properties": {}, "System Properties": {"user.timezone": "Etc/UTC"},
-         "Metrics Properties": {}, "Classpath Entries": {}},
-        {"Event": "SparkListenerApplicationStart", "App Name": name, "App ID": app.app_id, "Timestamp": r.start_ms,
-         "User": t.user, "App Attempt ID": "1"},
+        {
+            "Event": "SparkListenerExecutorAdded",
+            "Timestamp": r.start_ms + 200,
+            "Executor ID": "driver",
+            "Executor Info": {
+                "Host": "gw01.dc2.example.net",
+                "Total Cores": 0,
+                "Log Urls": {},
+                "Attributes": {},
+                "Resources": {},
+                "Resource Profile Id": 0,
+            },
+        },
+        {
+            "Event": "SparkListenerBlockManagerAdded",
+            "Block Manager ID": {"Executor ID": "driver", "Host": "gw01.dc2.example.net", "Port": 40261},
+            "Maximum Memory": driver_mb * MB // 2,
+            "Timestamp": r.start_ms + 210,
+            "Maximum Onheap Memory": driver_mb * MB // 2,
+            "Maximum Offheap Memory": 0,
+        },
+        {
+            "Event": "SparkListenerEnvironmentUpdate",
+            "JVM Information": {
+                "Java Home": "/usr/lib/jvm/java-17",
+                "Java Version": "17.0.12",
+                "Scala Version": "version 2.12.18",
+            },
+            "Spark Properties": props,
+            "Hadoop Properties": {},
+            "System Properties": {"user.timezone": "Etc/UTC"},
+            "Metrics Properties": {},
+            "Classpath Entries": {},
+        },
+        {
+            "Event": "SparkListenerApplicationStart",
+            "App Name": name,
+            "App ID": app.app_id,
+            "Timestamp": r.start_ms,
+            "User": t.user,
+            "App Attempt ID": "1",
+        },
     ]
     timed: list[tuple[int, int, dict[str, Any]]] = []
     seq = 0
@@ -622,33 +729,91 @@ def app_events(app: App, number: int) -> tuple[list[dict[str, Any]], str]:
         seq += 1
 
     for e, h, at in app.execs:
-        put(at, {"Event": "SparkListenerExecutorAdded", "Timestamp": at, "Executor ID": e,
-                 "Executor Info": {"Host": h.name, "Total Cores": app.cores, "Log Urls": {
-                     "stdout": f"http://{h.name}:8042/node/containerlogs/container_{e}/stdout"},
-                     "Attributes": {}, "Resources": {}, "Resource Profile Id": 0, "Registration Time": at}})
-        put(at + 1, {"Event": "SparkListenerBlockManagerAdded", "Block Manager ID": {"Executor ID": e, "Host": h.name,
-                     "Port": 7337}, "Maximum Memory": app.memory_mb * MB // 2, "Timestamp": at + 1,
-                     "Maximum Onheap Memory": app.memory_mb * MB // 2, "Maximum Offheap Memory": 0})
+        put(
+            at,
+            {
+                "Event": "SparkListenerExecutorAdded",
+                "Timestamp": at,
+                "Executor ID": e,
+                "Executor Info": {
+                    "Host": h.name,
+                    "Total Cores": app.cores,
+                    "Log Urls": {"stdout": f"http://{h.name}:8042/node/containerlogs/container_{e}/stdout"},
+                    "Attributes": {},
+                    "Resources": {},
+                    "Resource Profile Id": 0,
+                    "Registration Time": at,
+                },
+            },
+        )
+        put(
+            at + 1,
+            {
+                "Event": "SparkListenerBlockManagerAdded",
+                "Block Manager ID": {"Executor ID": e, "Host": h.name, "Port": 7337},
+                "Maximum Memory": app.memory_mb * MB // 2,
+                "Timestamp": at + 1,
+                "Maximum Onheap Memory": app.memory_mb * MB // 2,
+                "Maximum Offheap Memory": 0,
+            },
+        )
     for ev in app.events:
         kind, ts = ev["_kind"], ev["_t"]
         if kind == "job_start":
-            infos = [_stage_info(s, nm, n, None, None) for s, nm, n in zip(ev["stages"], ev["names"], ev["ntasks"])]
-            put(ts, {"Event": "SparkListenerJobStart", "Job ID": ev["job"], "Submission Time": ts, "Stage Infos": infos,
-                     "Stage IDs": ev["stages"], "Properties": {"spark.job.description": t.key}})
+            infos = [
+                _stage_info(s, nm, n, None, None)
+                for s, nm, n in zip(ev["stages"], ev["names"], ev["ntasks"], strict=True)
+            ]
+            put(
+                ts,
+                {
+                    "Event": "SparkListenerJobStart",
+                    "Job ID": ev["job"],
+                    "Submission Time": ts,
+                    "Stage Infos": infos,
+                    "Stage IDs": ev["stages"],
+                    "Properties": {"spark.job.description": t.key},
+                },
+            )
         elif kind == "stage_submit":
-            put(ts, {"Event": "SparkListenerStageSubmitted",
-                     "Stage Info": _stage_info(ev["stage"], ev["spec"].name, ev["n"], ts, None), "Properties": {}})
+            put(
+                ts,
+                {
+                    "Event": "SparkListenerStageSubmitted",
+                    "Stage Info": _stage_info(ev["stage"], ev["spec"].name, ev["n"], ts, None),
+                    "Properties": {},
+                },
+            )
         elif kind == "task_start":
-            put(ts, {"Event": "SparkListenerTaskStart", "Stage ID": ev["stage"], "Stage Attempt ID": 0,
-                     "Task Info": _task_info(ev["a"], False)})
+            put(
+                ts,
+                {
+                    "Event": "SparkListenerTaskStart",
+                    "Stage ID": ev["stage"],
+                    "Stage Attempt ID": 0,
+                    "Task Info": _task_info(ev["a"], False),
+                },
+            )
         elif kind == "task_end":
             put(ts, _task_end(ev["a"], ev["stage"], ev["skind"], out_factor))
         elif kind == "stage_done":
-            put(ts, {"Event": "SparkListenerStageCompleted",
-                     "Stage Info": _stage_info(ev["stage"], ev["spec"].name, ev["n"], ev["submitted"], ts)})
+            put(
+                ts,
+                {
+                    "Event": "SparkListenerStageCompleted",
+                    "Stage Info": _stage_info(ev["stage"], ev["spec"].name, ev["n"], ev["submitted"], ts),
+                },
+            )
         elif kind == "job_end":
-            put(ts, {"Event": "SparkListenerJobEnd", "Job ID": ev["job"], "Completion Time": ts,
-                     "Job Result": {"Result": "JobSucceeded"}})
+            put(
+                ts,
+                {
+                    "Event": "SparkListenerJobEnd",
+                    "Job ID": ev["job"],
+                    "Completion Time": ts,
+                    "Job Result": {"Result": "JobSucceeded"},
+                },
+            )
     timed.sort(key=lambda x: (x[0], x[1]))
     tail = [{"Event": "SparkListenerApplicationEnd", "Timestamp": app.end_ms, "ExitCode": 0}]
     return head + [e for _, _, e in timed] + tail, name
@@ -662,8 +827,16 @@ SCALES: dict[str, dict[str, int]] = {
 }
 
 
-def generate(out: Path, *, scale: str = "default", seed: int = 16, end_ms: int | None = None,
-             days: int | None = None, templates: int | None = None, cause_rate: float = 0.22) -> dict[str, Any]:
+def generate(
+    out: Path,
+    *,
+    scale: str = "default",
+    seed: int = 16,
+    end_ms: int | None = None,
+    days: int | None = None,
+    templates: int | None = None,
+    cause_rate: float = 0.22,
+) -> dict[str, Any]:
     """Write the population into ``out`` (event logs, mtimes at each app's end) and its truth, ``manifest.json``."""
     p = dict(SCALES[scale])
     if days is not None:
@@ -683,14 +856,19 @@ def generate(out: Path, *, scale: str = "default", seed: int = 16, end_ms: int |
     runs = schedule(rng, temps, p["days"], t0, rate)
     if scale == "small":  # every cause at least once, on runs after the first five of their template
         late = [r for r in runs if r.number >= 5]
-        for r, cause in zip(late, CAUSES):
+        for r, cause in zip(late, CAUSES, strict=False):
             r.cause = cause
     extra: list[Run] = []
     for r in runs:
         if r.cause == "contention":  # busy neighbours: ad-hoc apps started around it
             for k in range(rng.randint(3, 6) if scale != "small" else 2):
                 t = build_template(random.Random(rng.random()), 2 + 6 * (k % 2))
-                t.key, t.app_name, t.user, t.queue = f"adhoc_{len(extra)}", f"notebook-{rng.randint(100, 999)}", "analyst", r.template.queue
+                t.key, t.app_name, t.user, t.queue = (
+                    f"adhoc_{len(extra)}",
+                    f"notebook-{rng.randint(100, 999)}",
+                    "analyst",
+                    r.template.queue,
+                )
                 t.executors, t.size = min(12, p["max_executors"]), p["size_pct"] / 100
                 extra.append(Run(t, r.start_ms - rng.randint(0, 600_000), r.day, 0, adhoc=True))
         if r.cause == "slow_host" and not any(r.day in h.bad for h in hosts):
@@ -708,12 +886,19 @@ def generate(out: Path, *, scale: str = "default", seed: int = 16, end_ms: int |
         if r.cause == "slow_host":
             bad = [h for h in hosts if r.day in h.bad]
             chosen = app_rng.choice(bad)
-            placed = [chosen] + [h for h in placed if h is not chosen and r.day not in h.bad]
+            # YARN may give one NodeManager several of an app's containers: a bad host then holds a fifth of them.
+            share = max(1, t.executors // 5)
+            placed = [chosen] * share + [h for h in placed if h is not chosen and r.day not in h.bad]
         elif r.cause is None and not r.adhoc:
             placed = [h for h in placed if r.day not in h.bad] + [h for h in placed if r.day in h.bad]
         app_id = f"application_{rm_start}_{number:04d}"
-        app = App(r, placed, cluster, app_rng, app_id)
+        sim_seed = app_rng.random()
+        twin = App(dataclasses.replace(r, cause=None), placed, cluster, random.Random(sim_seed), app_id, twin=True)
+        twin.simulate()
+        app = App(r, placed, cluster, random.Random(sim_seed), app_id)
         truth = app.simulate()
+        truth["usual_runtime_ms"] = twin.end_ms - r.start_ms
+        truth["slowdown"] = round((app.end_ms - r.start_ms) / max(1, twin.end_ms - r.start_ms), 3)
         cause = r.cause
         if cause is None and truth["slow_host_executors"] and not r.adhoc:
             cause = "slow_host"  # landed on a bad host on its bad day: the only thing that changed
@@ -722,28 +907,34 @@ def generate(out: Path, *, scale: str = "default", seed: int = 16, end_ms: int |
         payload = b"".join(json.dumps(e, separators=(",", ":")).encode() + b"\n" for e in events)
         path.write_bytes(cctx.compress(payload))
         os.utime(path, ns=(app.end_ms * 1_000_000, app.end_ms * 1_000_000))
-        manifest_runs.append({
-            "app_id": app_id,
-            "path": str(path),
-            "template": t.key,
-            "shape": t.shape,
-            "adhoc": r.adhoc,
-            "day": r.day,
-            "run_number": r.number,
-            "start_ms": r.start_ms,
-            "end_ms": app.end_ms,
-            "runtime_ms": app.end_ms - r.start_ms,
-            "cause": cause,
-            "truth_cause": CAUSES.get(cause) if cause else None,
-            "distractors": r.distractors,
-            "executors": app.executors,
-            "tasks": app.next_task,
-            "app_name": name,
-            **truth,
-        })
+        manifest_runs.append(
+            {
+                "app_id": app_id,
+                "path": str(path),
+                "template": t.key,
+                "shape": t.shape,
+                "adhoc": r.adhoc,
+                "day": r.day,
+                "run_number": r.number,
+                "start_ms": r.start_ms,
+                "end_ms": app.end_ms,
+                "runtime_ms": app.end_ms - r.start_ms,
+                "cause": cause,
+                "truth_cause": CAUSES.get(cause) if cause else None,
+                "distractors": r.distractors,
+                "executors": app.executors,
+                "tasks": app.next_task,
+                "app_name": name,
+                **truth,
+            }
+        )
     hosts_out = [
-        {"host": h.name, "generation": h.generation, "factor": GENERATIONS[h.generation],
-         "bad_days": {str(d): round(f, 3) for d, f in sorted(h.bad.items())}}
+        {
+            "host": h.name,
+            "generation": h.generation,
+            "factor": GENERATIONS[h.generation],
+            "bad_days": {str(d): round(f, 3) for d, f in sorted(h.bad.items())},
+        }
         for h in hosts
     ]
     manifest = {
@@ -776,8 +967,10 @@ def main() -> None:
     causes: dict[str, int] = {}
     for r in runs:
         causes[str(r["cause"])] = causes.get(str(r["cause"]), 0) + 1
-    print(f"{len(runs)} apps ({sum(r['adhoc'] for r in runs)} ad hoc), {sum(r['tasks'] for r in runs)} task attempts, "
-          f"{time.monotonic() - began:.1f} s; causes {causes}")
+    print(
+        f"{len(runs)} apps ({sum(r['adhoc'] for r in runs)} ad hoc), {sum(r['tasks'] for r in runs)} task attempts, "
+        f"{time.monotonic() - began:.1f} s; causes {causes}"
+    )
 
 
 if __name__ == "__main__":

@@ -101,9 +101,14 @@ def test_the_evaluator_runs_the_small_scale_through_the_product_and_reports_ever
     result = evaluate.run(logs, database, logs / "results.json", keep=False)
 
     for measure in evaluate.MEASURES:
-        assert measure in result, measure
-    for measure in ("attribution_top1", "attribution_top3", "unexplained_rated_low", "slow_host_executor_first"):
-        assert result[measure]["of"] > 0, measure
+        assert isinstance(result[measure], dict), measure
+    for measure in evaluate.SHARES:  # a share with its counts; None only when nothing could be scored
+        assert {"value", "hits", "of"} <= set(result[measure]), measure
+    causes = result["by_cause"]
+    assert sum(c["scored"] + c["immaterial"] + c["unavailable"] for c in causes.values()) == sum(
+        c["runs"] for c in causes.values()
+    )
+    assert result["slow_host_executor_first"]["of"] > 0
     assert result["straggler_windows"]["7d"]["snapshots"] > 0
     assert result["population"]["recurring_runs"] > 0
     assert orjson.loads((logs / "results.json").read_bytes())["database"] == database
