@@ -313,7 +313,7 @@ class App:
         queue_wait = rng.randint(2_000, 15_000)
         slow_all = 1.0
         if r.cause == "contention":
-            queue_wait = rng.randint(180_000, 900_000)
+            queue_wait = rng.randint(30_000, 180_000)
             slow_all = rng.uniform(1.15, 1.35)
         first_exec = start + submit_delay + queue_wait
         execs = [(str(i + 1), h, first_exec + rng.randint(0, 4000)) for i, h in enumerate(self.placed)]
@@ -325,7 +325,7 @@ class App:
         # runtime and CPU time grow while bytes, tasks, GC share, hosts and waits stay as usual.
         slow_name = self._heaviest_name(stages) if r.cause == "unexplained" else None
         slow_factor = rng.uniform(1.8, 2.6)
-        fail_rate = rng.uniform(0.15, 0.35)
+        fail_rate = rng.uniform(0.1, 0.25)
         # Failures: a flaky network or disk fails a share of the attempts of every stage that reads or shuffles
         # much data (late in each attempt, so its work is lost); each is retried once and succeeds.
         fail_stages = (
@@ -334,7 +334,7 @@ class App:
         idle_gaps: dict[int, int] = {}
         if r.cause == "driver_idle":
             for j in rng.sample(range(len(t.jobs)), min(len(t.jobs), rng.randint(1, 3))):
-                idle_gaps[j] = rng.randint(120_000, 420_000)
+                idle_gaps[j] = rng.randint(20_000, 60_000)  # e.g. a JDBC read or a file listing on the driver
         self.truth = {
             "skewed_stage": None,
             "slowed_stages": [],
@@ -399,7 +399,9 @@ class App:
                     attempts_of[i] = attempt + 1
                     fail = stage_id in fail_stages and attempt == 0 and rng.random() < fail_rate
                     if fail:
-                        dur *= rng.uniform(0.5, 1.0)  # it fails late: the work is lost, the retry starts over
+                        # It fails late, after the shuffle client's retries (spark.shuffle.io.maxRetries 3 x
+                        # retryWait 5 s): the work and the wait are lost, and the retry starts over.
+                        dur = dur * rng.uniform(0.5, 1.0) + rng.uniform(5_000, 15_000)
                     d = max(50, int(dur))
                     a = Attempt(
                         self.next_task,
