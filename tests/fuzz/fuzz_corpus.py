@@ -32,9 +32,13 @@ SPARK_SEEDS: Final = (
     "samples/cluster/fleet_rollup_run01_rollup_fleet_try1.zstd",
     "samples/recurring/inventory_sync_run01_reconcile_try1.zstd",
 )
-JHIST_WITH_CONF: Final = "job_1526555215992_0001-1526555642677-user-QuasiMonteCarlo-1526555658299-1-1-SUCCEEDED-default-1526555648931.jhist"
+JHIST_WITH_CONF: Final = (
+    "job_1526555215992_0001-1526555642677-user-QuasiMonteCarlo-1526555658299-1-1-SUCCEEDED-default-1526555648931.jhist"
+)
 CONF: Final = "job_1526555215992_0001_conf.xml"
-JHIST_ALONE: Final = "job_1393307629410_0001-1393307687476-user-Sleep+job-1393307723835-0-0-FAILED-default-1393307693920.jhist"
+JHIST_ALONE: Final = (
+    "job_1393307629410_0001-1393307687476-user-Sleep+job-1393307723835-0-0-FAILED-default-1393307693920.jhist"
+)
 
 # What a case promises about the result beyond "no crash, valid output" (fuzz_oracle.check):
 ANY: Final = "any"  # the damage may be harmless (a flipped byte inside a string)
@@ -214,7 +218,9 @@ def rewrite(line: bytes, change: Callable[[dict[str, Any]], None]) -> bytes:
 
 def nested(depth: int, rng: random.Random) -> bytes:
     opener, closer = rng.choice((("[", "]"), ('{"a":', "}")))
-    return ('{"Event":"SparkListenerJobStart","Job ID":1,"Properties":' + opener * depth + "1" + closer * depth + "}").encode()
+    return (
+        '{"Event":"SparkListenerJobStart","Job ID":1,"Properties":' + opener * depth + "1" + closer * depth + "}"
+    ).encode()
 
 
 def hostile_text(rng: random.Random, size: int) -> str:
@@ -226,7 +232,7 @@ def hostile_text(rng: random.Random, size: int) -> str:
 
 Made = tuple[list[Entry], list[str], str, str]  # entries, inputs, expectation, note
 # Expectation WARNED, with the regex its warning must match.
-_WARNING_OF: Final = {"end_before_start": IMPOSSIBLE_TIMES}
+_WARNING_OF: Final = {"end_before_start": IMPOSSIBLE_TIMES, "jhist_timewarp": IMPOSSIBLE_TIMES}
 
 
 def _single(name: str, data: bytes, expect: str, note: str) -> Made:
@@ -280,7 +286,9 @@ def m_invalid_utf8(rng: random.Random) -> Made:
     each TaskEnd, and at random letters of other lines."""
     lines = spark_lines(rng)
     bad = rng.choice((b"\xff", b"\xc3(", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80", b"\xca"))
-    lines = [line.replace(b'"Host":"', b'"Host":"' + bad, 1) if b"SparkListenerTaskEnd" in line else line for line in lines]
+    lines = [
+        line.replace(b'"Host":"', b'"Host":"' + bad, 1) if b"SparkListenerTaskEnd" in line else line for line in lines
+    ]
     for position in rng.sample(range(len(lines)), k=min(len(lines), 5)):
         line = bytearray(lines[position])
         letters = [i for i, byte in enumerate(line[:4096]) if 97 <= byte <= 122]
@@ -288,6 +296,32 @@ def m_invalid_utf8(rng: random.Random) -> Made:
             line[at : at + 1] = bad
         lines[position] = bytes(line)
     return _single("app-utf8", joined(lines), ANY, f"{bad!r} in TaskEnd hosts and random strings")
+
+
+_COUNTER_WORDS: Final = ("Bytes", "Records", "Memory", "Spilled", "GC Time", "Run Time", "CPU Time", "Wait Time")
+
+
+def _saturate(value: Any, number: int) -> None:
+    """Every counter-like number inside a parsed event set to ``number`` (times that order events are left)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, int) and not isinstance(item, bool) and any(w in key for w in _COUNTER_WORDS):
+                value[key] = number
+            else:
+                _saturate(item, number)
+    elif isinstance(value, list):
+        for item in value:
+            _saturate(item, number)
+
+
+def m_huge_counters(rng: random.Random) -> Made:
+    """Task counters at the top of Java's long range: their sums pass 64 bits."""
+    number = (1 << 63) - 1  # Java's Long.MAX_VALUE: two of them pass 64 bits
+    lines = [
+        rewrite(line, lambda event: _saturate(event, number)) if b"SparkListenerTaskEnd" in line else line
+        for line in spark_lines(rng)
+    ]
+    return _single("app-counters", joined(lines), ANY, f"every TaskEnd counter {number}")
 
 
 def m_end_before_start(rng: random.Random) -> Made:
@@ -560,7 +594,9 @@ def _bomb(head: bytes, filler: bytes, size: int) -> bytes:
 def m_compression_bomb(rng: random.Random) -> Made:
     """A few KB of zstd that expands to 8 MB of unknown events or one line of spaces (F4, scaled down from 2 GB):
     a stream thousands of times its compressed size is cut at a budget with a warning."""
-    filler, note = rng.choice(((b'{"Event":"com.example.Noise","x":1}\n', "unknown events"), (b" ", "one line of spaces")))
+    filler, note = rng.choice(
+        ((b'{"Event":"com.example.Noise","x":1}\n', "unknown events"), (b" ", "one line of spaces"))
+    )
     body = _bomb(joined(spark_lines(rng)[:3]), filler, 8 << 20)
     return _single("app-bomb.zstd", body, WARNED, f"{len(body)} bytes of zstd -> 8 MB of {note}")
 
@@ -642,6 +678,45 @@ def m_jhist_lines(rng: random.Random) -> Made:
     return _jhist_case(rng, head + body, name, None), ["history"], ANY, f"{name[:26]}: {damage}"
 
 
+def _timewarp(value: Any, rng: random.Random) -> None:
+    """Every finish time inside a jhist event before its start (or negative)."""
+    if isinstance(value, dict):
+        for key, item in list(value.items()):
+            if key.endswith("inishTime") and isinstance(item, int):
+                value[key] = rng.choice((-1, 0, item - 10**9))
+            else:
+                _timewarp(item, rng)
+    elif isinstance(value, list):
+        for item in value:
+            _timewarp(item, rng)
+
+
+def m_jhist_timewarp(rng: random.Random) -> Made:
+    """A job history whose tasks, phases and job finish before they start (F17, MapReduce side)."""
+    name, lines = jhist_lines(rng)
+    body = [rewrite(line, lambda event: _timewarp(event, rng)) for line in lines[2:]]
+    return _jhist_case(rng, list(lines[:2]) + body, name, None), ["history"], WARNED, f"{name[:26]}: times reversed"
+
+
+def m_deep_tree(rng: random.Random) -> Made:
+    """A log at the bottom of directories nested past the scan's depth cap, and one above it (F7, scaled down)."""
+    depth = rng.choice((17, 40, 200))
+    good = joined(spark_lines(rng))
+    deep = "/".join(["d"] * depth)
+    entries = [Entry(f"top/{deep}/app-deep", data=good), Entry("top/d/app-shallow", data=good)]
+    return entries, ["top"], FLAGGED, f"a log {depth} directories down, one 1 down"
+
+
+def m_bad_paths(rng: random.Random) -> Made:
+    """Paths over the file-name limit (F9), missing, or with newlines and escapes in their names."""
+    good = joined(spark_lines(rng))
+    odd = rng.choice(("new\nline", "esc\x1b[31mred", "tab\there", "quote'\"", "-dash", "sp ace", "名前"))
+    entries = [Entry(odd, data=good)]
+    inputs = [odd, rng.choice(("x" * 300, "d/" * 2100 + "x", "missing", "x" * 255 + "/y"))]
+    rng.shuffle(inputs)
+    return entries, inputs, ERROR, f"a good log named {odd!r} beside a bad path"
+
+
 def _conf(properties: list[tuple[str, str]]) -> bytes:
     from xml.sax.saxutils import escape
 
@@ -701,6 +776,7 @@ MUTATORS: Final[dict[str, Mutator]] = {
     "wrong_types": m_wrong_types,
     "every_line_wrong": m_every_line_wrong,
     "invalid_utf8": m_invalid_utf8,
+    "huge_counters": m_huge_counters,
     "end_before_start": m_end_before_start,
     "deep_nesting": m_deep_nesting,
     "huge_names": m_huge_names,
@@ -720,6 +796,9 @@ MUTATORS: Final[dict[str, Mutator]] = {
     "long_line": m_long_line,
     "redaction_regex": m_redaction_regex,
     "jhist_lines": m_jhist_lines,
+    "jhist_timewarp": m_jhist_timewarp,
+    "deep_tree": m_deep_tree,
+    "bad_paths": m_bad_paths,
     "conf": m_conf,
     "conf_bomb": m_conf_bomb,
 }

@@ -21,6 +21,7 @@ import re
 import shutil
 import signal
 import time
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,8 @@ HANG_S: Final = 30.0  # the watchdog: a case still running after this is a hang,
 MAX_STRING_CHARS: Final = 64 << 10  # far above any name cap the parsers set; a 256 KiB name is not capped
 ERROR_LINE: Final = re.compile(r"^hindsight: .+: .+$")
 SWALLOWED: Final = re.compile(r"cannot read (?:Spark event logs|MapReduce job histories): [A-Za-z_.]+: ")
+# numpy says so when a cast or a sum silently produced a wrong number (e.g. a float past int64 cast to int64).
+_WRAPPED: Final = re.compile(r"invalid value encountered in cast|overflow encountered")
 CONTRACT_KEYS: Final = ("app_id", "app_type", "status", "partial", "metrics", "heuristics", "warnings", "parse_stats")
 FAILURES_DIR: Final = Path(__file__).resolve().parents[2] / "var" / "fuzz-failures"
 
@@ -55,6 +58,7 @@ class Outcome:
     crash: str = ""  # the exception that escaped the command, formatted
     hung: bool = False
     records: list[dict[str, Any]] = field(default_factory=list)
+    wrapped: list[str] = field(default_factory=list)  # numpy's warnings that a number was silently wrapped
 
 
 def _on_alarm(signum: int, frame: object) -> None:
@@ -72,20 +76,25 @@ def run_case(case: Case, workdir: Path, *, store: bool = False, hang_s: float = 
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, hang_s)
     started = time.perf_counter()
-    try:
-        call_command("analyze", *args, stdout=stdout, stderr=stderr)
-        outcome.code = 0
-    except SystemExit as exc:
-        outcome.code = exc.code if isinstance(exc.code, int) else 1
-    except Hang:
-        outcome.hung = True
-    except BaseException as exc:  # the finding itself: report it, do not let it end the run
-        outcome.crash = f"{type(exc).__name__}: {str(exc)[:500]}"
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        outcome.elapsed_s = time.perf_counter() - started
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
+        try:
+            call_command("analyze", *args, stdout=stdout, stderr=stderr)
+            outcome.code = 0
+        except SystemExit as exc:
+            outcome.code = exc.code if isinstance(exc.code, int) else 1
+        except Hang:
+            outcome.hung = True
+        except BaseException as exc:  # the finding itself: report it, do not let it end the run
+            outcome.crash = f"{type(exc).__name__}: {str(exc)[:500]}"
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+            outcome.elapsed_s = time.perf_counter() - started
     outcome.stdout, outcome.stderr = stdout.getvalue(), stderr.getvalue()
+    outcome.wrapped = sorted(
+        {f"{w.filename}:{w.lineno}: {w.message}" for w in caught if _WRAPPED.search(str(w.message))}
+    )
     return outcome
 
 
@@ -148,6 +157,7 @@ def check(case: Case, outcome: Outcome) -> list[str]:
         problems.append(f"uncaught exception: {outcome.crash}")
     if outcome.code not in (0, 2) and not outcome.crash:
         problems.append(f"exit code {outcome.code}, not 0 or 2")
+    problems += [f"a number silently wrapped: {where}" for where in outcome.wrapped]
     if outcome.elapsed_s > case.budget_s:
         problems.append(f"took {outcome.elapsed_s:.1f} s, over the case budget of {case.budget_s:.0f} s")
     lines = [line for line in outcome.stderr.splitlines() if line.strip()]
@@ -181,9 +191,7 @@ def check(case: Case, outcome: Outcome) -> list[str]:
         pattern = re.compile(case.warning)
         silent = [r.get("app_id") for r in outcome.records if not any(map(pattern.search, r.get("warnings") or ()))]
         if silent:
-            problems.append(
-                f"reports without a warning matching {case.warning!r}: {[str(s)[:40] for s in silent]}"
-            )
+            problems.append(f"reports without a warning matching {case.warning!r}: {[str(s)[:40] for s in silent]}")
     return problems
 
 
@@ -213,8 +221,5 @@ def save_failure(case: Case, outcome: Outcome, problems: list[str], where: Path 
 
 def describe(case: Case, problems: list[str], saved: Path | None) -> str:
     where = f"\ninput saved to {saved}" if saved else ""
-    return (
-        f"fuzz {case.label} ({case.note[:300]}):\n  "
-        + "\n  ".join(problems[:20])
-        + f"{where}\nreproduce: .venv/bin/python scripts/fuzz.py --seed {case.seed} --suite {case.suite} --case {case.index}"
-    )
+    rerun = f"scripts/fuzz.py --seed {case.seed} --suite {case.suite} --case {case.index}"
+    return f"fuzz {case.label} ({case.note[:300]}):\n  " + "\n  ".join(problems[:20]) + f"{where}\nreproduce: {rerun}"

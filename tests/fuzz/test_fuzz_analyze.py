@@ -30,9 +30,14 @@ EXPENSIVE_CASES: Final = 15
 # Whole mutators that fail today, each fixed in another branch (reason says which).
 OPEN_MUTATORS: Final = {
     "end_before_start": "F17: impossible timings pass through (negative task time, no warning); branch budgets",
+    "jhist_timewarp": "F17: a job's phases finish before they start (negative durations, no warning); branch budgets",
     "huge_names": "F11: names are not truncated at parse, no warning; branch budgets",
     "compression_bomb": "F4: decompressed bytes and lines are not capped, no warning; branch budgets",
     "conf_bomb": "F5: ${} expansion is not capped (MiB values, no warning); branch confzip",
+    "huge_counters": (
+        "fuzz-4: task counters near 2^63 sum in numpy int64 and wrap silently (a stage's executor_run_time_ms of "
+        "-10); clamping impossible values at parse (F17, branch budgets) or summing wider fixes it"
+    ),
     "invalid_utf8": (
         "fuzz-1: non-UTF-8 bytes in a TaskEnd string raise UnicodeDecodeError past the typed decoder's except "
         "(fetchers/spark_events/builder.py _task_end_typed): the whole log is lost; branch budgets' area"
@@ -40,18 +45,20 @@ OPEN_MUTATORS: Final = {
 }
 # Single cases of other mutators that fail today: (suite, index) -> reason. Rebuilt after a generator change with
 # ``scripts/fuzz.py --seed 20261127 --suite cheap --cases 330`` (its failures, minus the OPEN_MUTATORS ones).
-_NEGATIVE = "F17: negative times and sizes from the log pass through to the metrics; branch budgets"
+_TIMES = (
+    "F17: negative, zero or -2^63 times from the log reach the metrics unclamped, without a warning; branch budgets"
+)
+_TWICE = "F17 (fuzz-3): a repeated TaskEnd is counted twice without a warning: core_utilization > 1; branch budgets"
 OPEN_CASES: Final[dict[tuple[str, int], str]] = {
-    ("cheap", 65): (
-        "F17 (fuzz-2): a Launch Time of -2^63 makes available_core_time_ms exceed 64 bits; orjson cannot print it "
-        "and the catch-all reports 'cannot read Spark event logs: TypeError'; branch budgets"
-    ),
-    ("cheap", 86): _NEGATIVE,
-    ("cheap", 113): (
-        "F17 (fuzz-3): a repeated TaskEnd is counted twice without a warning, core_utilization > 1; branch budgets"
-    ),
+    ("cheap", 25): OPEN_MUTATORS["invalid_utf8"],
     ("cheap", 169): OPEN_MUTATORS["invalid_utf8"],
-    ("cheap", 318): _NEGATIVE,
+    ("cheap", 313): OPEN_MUTATORS["invalid_utf8"],
+    ("cheap", 51): _TIMES,
+    ("cheap", 99): _TIMES,
+    ("cheap", 291): _TIMES,
+    ("cheap", 80): _TWICE,
+    ("cheap", 132): _TWICE,
+    ("cheap", 272): _TWICE,
 }
 
 

@@ -160,7 +160,11 @@ def test_random_path_data_on_the_api_and_pages_gives_data_or_the_one_error_shape
         for _ in range(REQUESTS_PER_ENDPOINT):
             value = rng.choice(VALUES) or "x"
             suffix = rng.choice(("", "/", "/attribution", "/executor-anomalies"))
-            url = path + quote(value.encode("utf-8", "surrogatepass"), safe="") + (suffix if path.startswith("/api/") else "/")
+            url = (
+                path
+                + quote(value.encode("utf-8", "surrogatepass"), safe="")
+                + (suffix if path.startswith("/api/") else "/")
+            )
             cache.clear()
             problem = _problem(url, client.get(url))
             if problem:

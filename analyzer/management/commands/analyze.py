@@ -21,6 +21,7 @@ The contract CI scripts rely on:
 
 from __future__ import annotations
 
+import json
 import re
 import stat
 from collections.abc import Callable, Iterable
@@ -37,6 +38,7 @@ from analysis import jobinfo
 from analysis.impact.whatif import WhatIf
 from analysis.pipeline import AnalysisReport, HeuristicSuite, analyze, severity_name
 from appmodel.formatting import terminal_duration, terminal_gb_hours
+from appmodel.jsonsafe import json_safe
 from appmodel.mapreduce import MapReduceApp
 from appmodel.redaction import Redactor
 from appmodel.spark import SparkApp
@@ -277,7 +279,7 @@ class Command(BaseCommand):
         if self.output_format == "json":
             record = report.to_json_dict()
             record["stored_id"] = stored_id
-            self.stdout.write(orjson.dumps(record, option=_JSON_OPTIONS).decode())
+            self.stdout.write(json_line(record))
             self.stdout.flush()  # one complete line per app, as soon as it is known
             return
         if self.no_store:
@@ -291,6 +293,15 @@ class Command(BaseCommand):
             where = f"stored as analyzed app #{stored_id} in the {connection.vendor} database {database}"
         self.stdout.write(render_text(report, where) + "\n")
         self.stdout.flush()
+
+
+def json_line(record: dict[str, Any]) -> str:
+    """One JSON Lines record. orjson writes integers of 64 bits at most; a sum of hostile counters can pass that
+    (json_safe keeps it exact for jsonb), and the stdlib writes any integer."""
+    try:
+        return orjson.dumps(record, option=_JSON_OPTIONS).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(json_safe(record), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def _where_and_why(source: str, error: str) -> tuple[str, str]:
