@@ -727,10 +727,13 @@ def _conf(properties: list[tuple[str, str]]) -> bytes:
 def m_conf(rng: random.Random) -> Made:
     """A job's _conf.xml with ${} loops, expansion bombs, broken XML or entity tricks (F5)."""
     real = seed_file(CONF)
-    damage = rng.choice(("loop", "broken", "entities", "types", "huge"))
+    damage = rng.choice(("loop", "deep", "broken", "entities", "types", "huge"))
     expect = ANY
     if damage == "loop":
         conf = _conf([("a", "${b}"), ("b", "${a}"), ("c", "${c}x"), ("mapreduce.map.memory.mb", "${a}")])
+    elif damage == "deep":  # each level 8 references to the one below: stopped by Hadoop's 20-substitution limit
+        props = [("v0", "abcdefgh")] + [(f"v{i}", f"${{v{i - 1}}}" * 8) for i in range(1, 7)]
+        conf = _conf([*props, ("mapreduce.fuzz.top", "${v6}")])
     elif damage == "broken":
         conf = real[: rng.randrange(1, len(real))]
     elif damage == "entities":
@@ -758,12 +761,12 @@ def _with_conf(conf: bytes) -> list[Entry]:
 
 
 def m_conf_bomb(rng: random.Random) -> Made:
-    """${} references 8 wide and 6 deep: 2 MiB per top value from a 1 KB conf (F5, scaled down from 2.66 GB)."""
-    width = rng.choice((6, 8))
-    props = [("v0", "abcdefgh")] + [(f"v{i}", f"${{v{i - 1}}}" * width) for i in range(1, 7)]
-    tops = rng.choice((1, 3))
-    conf = _conf(props + [(f"mapreduce.fuzz.top{i}", "${v6}") for i in range(tops)])
-    return _with_conf(conf), ["history"], WARNED, f"{tops} value(s) of 8 x {width}^6 characters"
+    """Values of 20 references (Hadoop's substitution limit) to one long value: each expands to 20 times it, and
+    many of them to megabytes from a conf of kilobytes (F5: 2.66 GB from 2.1 MB, scaled down)."""
+    size, tops = 32 << 10, rng.choice((20, 40))
+    props = [("v0", "x" * size)] + [(f"mapreduce.fuzz.top{i}", "${v0}" * 20) for i in range(tops)]
+    note = f"{tops} values of 20 x ${{v0}}, v0 {size >> 10} KiB: {tops * 20 * size >> 20} MiB expanded"
+    return _with_conf(_conf(props)), ["history"], WARNED, note
 
 
 # ---------------------------------------------------------------------------------------------------- registry
