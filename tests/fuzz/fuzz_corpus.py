@@ -814,6 +814,8 @@ SUITES: Final[dict[str, tuple[str, ...]]] = {
     "expensive": EXPENSIVE,
     # Stored in the database as well (the CI run): what could make PostgreSQL refuse a report.
     "stored": ("control_characters", "wrong_types", "unknown_events", "missing_events", "jhist_lines", "conf"),
+    # Trees a poll pass over an event-log directory meets (the CI run polls them).
+    "polled": ("special_files", "rolling", "deep_tree", "codec", "truncate"),
 }
 
 

@@ -71,6 +71,11 @@ def run_case(case: Case, workdir: Path, *, store: bool = False, hang_s: float = 
     args = [*paths, "--format", case.output_format]
     if not store:
         args.append("--no-store")
+    return run_command("analyze", args, hang_s=hang_s)
+
+
+def run_command(command: str, args: list[str], *, hang_s: float = HANG_S) -> Outcome:
+    """A management command run in this process under a SIGALRM watchdog, its output and fate captured."""
     stdout, stderr = io.StringIO(), io.StringIO()
     outcome = Outcome()
     previous = signal.signal(signal.SIGALRM, _on_alarm)
@@ -79,7 +84,7 @@ def run_case(case: Case, workdir: Path, *, store: bool = False, hang_s: float = 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RuntimeWarning)
         try:
-            call_command("analyze", *args, stdout=stdout, stderr=stderr)
+            call_command(command, *args, stdout=stdout, stderr=stderr)
             outcome.code = 0
         except SystemExit as exc:
             outcome.code = exc.code if isinstance(exc.code, int) else 1

@@ -14,13 +14,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Final
 
 import orjson
 import pytest
 from fuzz_corpus import NAMES, SUITES, Case, Entry, make_case, spark_seed
-from fuzz_oracle import check, describe, run_case, save_failure
+from fuzz_oracle import check, describe, run_case, run_command, save_failure
+
+from analyzer.ingestion.sources import cluster_add
 
 SEED: Final = 20261127
 # Cheap mutators (~0.1 s a case) get many cases; the ones that cost seconds today (bombs, huge names) a few.
@@ -148,3 +151,35 @@ def test_the_command_as_a_process_exits_2_with_one_line_per_bad_input_and_analyz
         assert line.startswith(f"hindsight: {path}: "), line
     [report] = [orjson.loads(line) for line in done.stdout.splitlines()]
     assert report["app_name"] == "hindsight-sample: failed job"
+
+
+# The analyze-only promises a poll pass does not make: it prints nothing for what it could not read (the source's
+# listing says so), so "expected an error line" and "flagged" do not apply.
+_NOT_POLL_RULES: Final = ("expected exit 2", "bad input analyzed without", "exit 0 but no report", "exit code")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("index", range(10))
+def test_poll_once_over_a_hostile_log_directory_finishes_and_prints_only_valid_reports(
+    index: int, tmp_path: Path
+) -> None:
+    """The watcher's path (F6, F7): ``poll --once`` over an event-log directory holding the case's tree never
+    hangs or crashes, lists the source (exit 0) and prints strict, physical JSON for what it analyzed."""
+    case = make_case(SEED, index, "polled")
+    case.output_format = "json"  # the pass below prints JSON whatever the case drew
+    root = tmp_path / "logs"
+    case.materialize(root)
+    finished = time.time() - 600  # inside the first window of a new source (the hour before now)
+    for entry in [root, *root.rglob("*")]:
+        if not entry.is_symlink() and (entry.is_file() or entry.is_dir()):
+            os.utime(entry, (finished, finished))
+    cluster_add("fuzz", eventlog_dirs=[str(root)])
+    outcome = run_command("poll", ["--once", "--format", "json"])
+    problems = [p for p in check(case, outcome) if not p.startswith(_NOT_POLL_RULES)]
+    if outcome.code != 0:
+        problems.append(f"exit {outcome.code}: the source could not be listed")
+    if case.mutator in ("special_files", "deep_tree") and not outcome.records:
+        problems.append("the good log beside the hostile entries was not analyzed")
+    if problems:
+        saved = save_failure(case, outcome, problems)
+        pytest.fail(describe(case, problems, saved), pytrace=False)
