@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     tally: collections.Counter[tuple[str, bool]] = collections.Counter()
     slowest: list[tuple[float, str]] = []
     failures: list[str] = []
+    hungriest = (0.0, "")
     started = time.perf_counter()
     for index in indexes:
         case = fuzz_corpus.make_case(args.seed, index, args.suite)
@@ -57,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         problems = fuzz_oracle.check(case, outcome)
         tally[(case.mutator, not problems)] += 1
         slowest.append((outcome.elapsed_s, case.label))
+        hungriest = max(hungriest, (outcome.peak_growth_mib, case.label))
         if problems:
             saved = fuzz_oracle.save_failure(case, outcome, problems, out)
             failures.append(fuzz_oracle.describe(case, problems, saved))
@@ -69,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         if passed or failed:
             print(f"  {name:<20} {passed:4d} ok {failed:4d} failed")
     print("slowest:", *(f"{s:.2f}s {label}" for s, label in sorted(slowest, reverse=True)[:5]), sep="\n  ")
+    print(f"largest rise of the peak memory: {hungriest[0]:.0f} MiB ({hungriest[1] or 'none'})")
     for text in failures:
         print("\n" + text)
     return 1 if failures else 0

@@ -2,7 +2,8 @@
 
 The oracle holds for every input, however hostile:
 
-* the command returns within the case's budget (a watchdog turns a hang into a failure instead of a stuck run);
+* the command returns within the case's budget (a watchdog turns a hang into a failure instead of a stuck run),
+  and the process's peak memory rises by less than ``MEMORY_BUDGET_MIB`` while it runs;
 * nothing escapes it but ``SystemExit`` with a documented code: 0, or 2 with at least one error line (1, a report
   the database refused, and 3, a bad configuration, never come from an input);
 * stderr holds only ``hindsight: PATH: reason`` lines, never a traceback and never the catch-all
@@ -18,6 +19,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import resource
 import shutil
 import signal
 import time
@@ -32,6 +34,9 @@ from django.core.management import call_command
 from fuzz_corpus import ERROR, FLAGGED, WARNED, Case
 
 HANG_S: Final = 30.0  # the watchdog: a case still running after this is a hang, whatever its budget
+# Inputs are at most a few MB (bombs expand to 8 MB): reading one may cost a multiple of that, not hundreds of MB
+# (F12: a 200 MB line peaked at 1.5 GB).
+MEMORY_BUDGET_MIB: Final = 256
 MAX_STRING_CHARS: Final = 64 << 10  # far above any name cap the parsers set; a 256 KiB name is not capped
 ERROR_LINE: Final = re.compile(r"^hindsight: .+: .+$")
 SWALLOWED: Final = re.compile(r"cannot read (?:Spark event logs|MapReduce job histories): [A-Za-z_.]+: ")
@@ -58,6 +63,7 @@ class Outcome:
     crash: str = ""  # the exception that escaped the command, formatted
     hung: bool = False
     records: list[dict[str, Any]] = field(default_factory=list)
+    peak_growth_mib: float = 0.0  # how far the process's peak RSS rose while the case ran
     wrapped: list[str] = field(default_factory=list)  # numpy's warnings that a number was silently wrapped
 
 
@@ -78,6 +84,7 @@ def run_command(command: str, args: list[str], *, hang_s: float = HANG_S) -> Out
     """A management command run in this process under a SIGALRM watchdog, its output and fate captured."""
     stdout, stderr = io.StringIO(), io.StringIO()
     outcome = Outcome()
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, hang_s)
     started = time.perf_counter()
@@ -97,6 +104,8 @@ def run_command(command: str, args: list[str], *, hang_s: float = HANG_S) -> Out
             signal.signal(signal.SIGALRM, previous)
             outcome.elapsed_s = time.perf_counter() - started
     outcome.stdout, outcome.stderr = stdout.getvalue(), stderr.getvalue()
+    # The process's peak only grows: a rise during the case is what the case itself needed on top (KiB on Linux).
+    outcome.peak_growth_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before) / 1024
     outcome.wrapped = sorted(
         {f"{w.filename}:{w.lineno}: {w.message}" for w in caught if _WRAPPED.search(str(w.message))}
     )
@@ -163,6 +172,8 @@ def check(case: Case, outcome: Outcome) -> list[str]:
     if outcome.code not in (0, 2) and not outcome.crash:
         problems.append(f"exit code {outcome.code}, not 0 or 2")
     problems += [f"a number silently wrapped: {where}" for where in outcome.wrapped]
+    if outcome.peak_growth_mib > MEMORY_BUDGET_MIB:
+        problems.append(f"peak memory rose {outcome.peak_growth_mib:.0f} MiB, over the {MEMORY_BUDGET_MIB} MiB budget")
     if outcome.elapsed_s > case.budget_s:
         problems.append(f"took {outcome.elapsed_s:.1f} s, over the case budget of {case.budget_s:.0f} s")
     lines = [line for line in outcome.stderr.splitlines() if line.strip()]
