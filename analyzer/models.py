@@ -305,6 +305,9 @@ class ClaimState(models.TextChoices):
     DONE = "done", "Done"
     FAILED = "failed", "Failed to fetch"
     RETRY = "retry", "Waiting"  # listed and not yet analyzed, or to be tried again
+    # Requested on demand, never listed, and the source has no such app: not a failure of the source (counted
+    # nowhere), kept a while so the gate can say so (analyzer.ingestion.ondemand).
+    NOT_FOUND = "not_found", "Not in the source"
 
 
 class AppClaim(models.Model):
@@ -336,6 +339,9 @@ class AppClaim(models.Model):
     analyzed_app = models.ForeignKey(
         AnalyzedApp, on_delete=models.SET_NULL, null=True, blank=True, related_name="claims"
     )
+    # False while only an on-demand request names the app: no listing recorded it and no fetch found it yet. A
+    # worker that cannot find such an app marks it NOT_FOUND instead of FAILED (a made-up id is no source failure).
+    listed = models.BooleanField(default=True)
 
     class Meta:
         constraints = [
@@ -344,12 +350,33 @@ class AppClaim(models.Model):
         indexes = [
             models.Index(fields=["state", "next_try_at"], name="claim_state_next_try_idx"),
             models.Index(fields=["cluster", "source", "state"], name="claim_cluster_source_state_idx"),  # /metrics
+            # A user's unlisted requests still being looked up (ondemand's bound), and the not-found ones to prune.
+            models.Index(fields=["state"], condition=models.Q(listed=False), name="claim_unlisted_state_idx"),
         ]
         ordering = ["cluster", "app_id", "attempt_id"]
 
     def __str__(self) -> str:
         attempt = f"/{self.attempt_id}" if self.attempt_id else ""
         return f"{self.app_id}{attempt}: {self.state}"
+
+
+class WaitSlot(models.Model):
+    """One on-demand request waiting for its verdict, holding a web worker (``analyzer.ingestion.ondemand.waiting``).
+
+    A request takes a free slot number of its user's scope and one of the global scope; the unique constraint makes
+    the take atomic across processes and machines. The rows are deleted when the wait ends; a process killed
+    meanwhile leaves rows that stop counting at ``expires_at``.
+    """
+
+    scope = models.CharField(max_length=300)  # "user:<pk>" or "all"
+    slot = models.PositiveIntegerField()
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["scope", "slot"], name="uniq_wait_slot")]
+
+    def __str__(self) -> str:
+        return f"{self.scope}#{self.slot} until {self.expires_at:%H:%M:%S}"
 
 
 class YarnAppView(models.Model):

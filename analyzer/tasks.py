@@ -90,6 +90,7 @@ def analyze_app_task(self: Task, claim_id: int) -> dict[str, Any]:
         "failed": outcome.failed,
         "to_retry": outcome.to_retry,
         "busy": outcome.busy,
+        "not_found": outcome.not_found,
         "error": outcome.error,
     }
 

@@ -11,8 +11,11 @@ Hadoop's sensitive-key patterns (:data:`HADOOP_SENSITIVE_KEY_PATTERNS`, plus the
 prefix stripped, since Spark hands such keys to Hadoop without it: ``spark.hadoop.fs.azure.account.key.x`` is
 redacted exactly as ``fs.azure.account.key.x`` is in a MapReduce job conf.
 
-Patterns that come from the logs themselves (an app's ``spark.redaction.regex``, a job conf's
-``hadoop.security.sensitive-config-keys``) are written by whoever ran the app, so they are compiled with RE2
+Patterns that come from the logs themselves (an app's ``spark.redaction.regex``, the
+``hadoop.security.sensitive-config-keys`` of a job conf or of a Spark app's environment, as
+``spark.hadoop.hadoop.security.sensitive-config-keys`` or among its Hadoop properties) are added to the defaults,
+never in their place (:meth:`Redactor.for_app`, :func:`sensitive_key_patterns`). They are written by whoever ran
+the app, so they are compiled with RE2
 (linear time, no backtracking; :func:`compile_untrusted`) under a size cap; one RE2 cannot compile is refused
 with ValueError and the caller ignores it with a warning (docs/DECISIONS.md). Our own and our operator's
 patterns stay on Python's ``re``.
@@ -57,6 +60,8 @@ EXTRA_SENSITIVE_KEY_PATTERNS: Final[tuple[str, ...]] = (
 )
 # Patterns from a log: longer than this is no redaction regex anyone wrote by hand, and RE2's memory is capped.
 MAX_UNTRUSTED_PATTERN_CHARS: Final = 1000
+MAX_UNTRUSTED_PATTERNS: Final = 100  # in one sensitive-keys list; Hadoop's default has 12
+SENSITIVE_KEYS_PROPERTY: Final = "hadoop.security.sensitive-config-keys"
 _RE2_MAX_MEM: Final = 1 << 20
 
 # user:password@host in any URL-ish value; the user part is kept so people can still see who connected.
@@ -76,6 +81,7 @@ class Searcher(Protocol):
     def search(self, text: str, /) -> object: ...
 
 
+@functools.lru_cache(maxsize=256)  # every app of a cluster repeats its cluster's list
 def compile_untrusted(pattern: str, origin: str) -> Searcher:
     """``pattern`` from a log compiled for RE2 (linear time); ValueError naming ``origin`` if it is too long or
     RE2 cannot compile it (backreferences, lookarounds, too large a program)."""
@@ -88,6 +94,23 @@ def compile_untrusted(pattern: str, origin: str) -> Searcher:
         return re2.compile(pattern, options)
     except re2.error as exc:
         raise ValueError(f"pattern {pattern[:80]!r} ({origin}) is not supported by RE2: {exc}") from exc
+
+
+def sensitive_key_patterns(value: str, origin: str) -> tuple[list[Searcher], list[str]]:
+    """The patterns of a ``hadoop.security.sensitive-config-keys`` value (comma-separated, as Hadoop splits it)
+    compiled with RE2, and a warning for each one ignored (not RE2, too long, past :data:`MAX_UNTRUSTED_PATTERNS`).
+    Hadoop's defaults are left out: they always apply anyway."""
+    patterns = [p.strip() for p in value.split(",") if p.strip() and p.strip() not in HADOOP_SENSITIVE_KEY_PATTERNS]
+    warnings: list[str] = []
+    if len(patterns) > MAX_UNTRUSTED_PATTERNS:
+        warnings.append(f"{origin}: {len(patterns)} patterns; only the first {MAX_UNTRUSTED_PATTERNS} are applied")
+    usable: list[Searcher] = []
+    for pattern in dict.fromkeys(patterns[:MAX_UNTRUSTED_PATTERNS]):
+        try:
+            usable.append(compile_untrusted(pattern, origin))
+        except ValueError as exc:  # the built-in patterns still apply
+            warnings.append(f"ignored a pattern: {exc}")
+    return usable, warnings
 
 
 class Redactor:
@@ -125,6 +148,37 @@ class Redactor:
         clone._key_only = self._key_only
         clone._key_and_value = (*self._key_and_value, compile_untrusted(app_regex, APP_REDACTION_PROPERTY))
         return clone
+
+    def for_app(
+        self, spark_pairs: Sequence[tuple[str, str]], hadoop_pairs: Sequence[tuple[str, str]] = ()
+    ) -> tuple[Redactor, list[str]]:
+        """This redactor plus what a Spark app's environment adds, and warnings for what is ignored: its
+        ``spark.redaction.regex`` (keys and values) and the patterns of its
+        ``spark.hadoop.hadoop.security.sensitive-config-keys`` or Hadoop property
+        ``hadoop.security.sensitive-config-keys`` (keys only), all run on RE2, on top of the defaults."""
+        redactor, warnings = self, []
+        spark = dict(spark_pairs)
+        app_regex = spark.get(APP_REDACTION_PROPERTY)
+        if app_regex and app_regex != REDACTED:  # Spark's default regex redacts its own value
+            try:
+                redactor = redactor.with_app_regex(app_regex)
+            except ValueError as exc:
+                warnings.append(f"ignored the app's {APP_REDACTION_PROPERTY}: {exc}")
+        added: list[Searcher] = []
+        for origin, value in (
+            (SPARK_HADOOP_PREFIX + SENSITIVE_KEYS_PROPERTY, spark.get(SPARK_HADOOP_PREFIX + SENSITIVE_KEYS_PROPERTY)),
+            (SENSITIVE_KEYS_PROPERTY, dict(hadoop_pairs).get(SENSITIVE_KEYS_PROPERTY)),
+        ):
+            if value and value != REDACTED:
+                usable, problems = sensitive_key_patterns(value, origin)
+                added.extend(usable)
+                warnings.extend(f"the app's {problem}" for problem in problems)
+        if added:
+            clone = Redactor.__new__(Redactor)
+            clone._key_and_value = redactor._key_and_value
+            clone._key_only = (*redactor._key_only, *dict.fromkeys(added))
+            redactor = clone
+        return redactor, warnings
 
     def is_secret_key(self, key: str) -> bool:
         if key.startswith(SPARK_HADOOP_PREFIX) and self._is_secret_key(key[len(SPARK_HADOOP_PREFIX) :]):

@@ -124,7 +124,8 @@ class EventLogDirectoryBackend(Backend):
             location = parse_location(given, self.params["webhdfs_url"])
             policy = policy or HttpPolicy.from_params(self.params)
             client = clients.setdefault(
-                location.base_urls, WebHdfsClient(location.base_urls, policy, user=self.params["hdfs_user"])
+                location.base_urls,
+                WebHdfsClient(location.base_urls, policy, user=self.params["hdfs_user"], report=self._report),
             )
             self.remote.append(_WebHdfsRoot(location, client, self._report))
 

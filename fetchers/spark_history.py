@@ -19,7 +19,9 @@ still being written is refused as a transient error (the next run fetches it onc
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import shutil
 import stat
 import tempfile
 import zipfile
@@ -48,6 +50,8 @@ _COPY_CHUNK: Final = 1 << 20
 FETCH_MODES: Final = ("auto", "log", "rest")
 # Answers of the logs endpoint that mean "no log from here" rather than "no such app": fall back to REST.
 _NO_LOG_STATUSES: Final = frozenset({403, 404, 405, 410})
+ZIP_MAX_RATIO: Final = 100.0
+ZIP_MIN_BYTES: Final = 64 << 20  # below this, a small archive is never refused for its ratio
 
 
 def hs_date(epoch_ms: int) -> str:
@@ -74,6 +78,10 @@ class SparkHistoryBackend(Backend):
     # A download or its extracted content larger than this is refused; so is an archive with more members.
     max_log_bytes: ClassVar[int] = 64 * 2**30
     max_members: ClassVar[int] = 10_000
+    # Extraction may write at most this many times the downloaded zip (and at least zip_min_bytes): event logs
+    # deflate about 9x, a zip bomb of zeros about 1000x (see extract_zip).
+    zip_max_ratio: ClassVar[float] = ZIP_MAX_RATIO
+    zip_min_bytes: ClassVar[int] = ZIP_MIN_BYTES
     # REST path: tasks asked per taskList page, and at most this many tasks per app.
     rest_page_size: ClassVar[int] = DEFAULT_PAGE_SIZE
     rest_max_tasks: ClassVar[int] = DEFAULT_MAX_TASKS
@@ -200,7 +208,13 @@ class SparkHistoryBackend(Backend):
             logs_dir.mkdir()
             try:
                 extract_zip(
-                    archive, logs_dir, max_bytes=self.max_log_bytes, max_members=self.max_members, source=source
+                    archive,
+                    logs_dir,
+                    max_bytes=self.max_log_bytes,
+                    max_members=self.max_members,
+                    source=source,
+                    max_ratio=self.zip_max_ratio,
+                    min_bytes=self.zip_min_bytes,
                 )
                 archive.unlink()  # free the disk before reading
                 return _read_attempt(logs_dir, ref, source, self.params["redaction_patterns"])
@@ -250,11 +264,24 @@ def _end_ms(attempt: Mapping[str, Any]) -> int | None:
     return epoch_ms if epoch_ms > 0 else None
 
 
-def extract_zip(archive: Path, dest: Path, *, max_bytes: int, max_members: int, source: str) -> int:
-    """Extracts ``archive`` into ``dest``, refusing names that leave it, links, and oversized content.
+def extract_zip(
+    archive: Path,
+    dest: Path,
+    *,
+    max_bytes: int,
+    max_members: int,
+    source: str,
+    max_ratio: float = ZIP_MAX_RATIO,
+    min_bytes: int = ZIP_MIN_BYTES,
+) -> int:
+    """Extracts ``archive`` into the empty directory ``dest``, refusing names that leave it, links, and oversized
+    content; returns the bytes written.
 
-    Sizes are counted as bytes are written, not trusted from the archive's headers. Returns the bytes written.
-    Raises BackendError: permanent for a bad or hostile archive, transient when the local disk fails.
+    The budget is near the log's expected size: ``max_ratio`` times the archive's own size (at least ``min_bytes``),
+    never more than ``max_bytes``. An archive whose members declare more is refused before anything is written;
+    since declared sizes may lie, bytes are also counted as they are written, against the budget and against each
+    member's declared size. On any refusal what was written is removed. Raises BackendError: permanent for a bad
+    or hostile archive, transient when the local disk fails.
     """
     root = dest.resolve()
     written = 0
@@ -263,6 +290,15 @@ def extract_zip(archive: Path, dest: Path, *, max_bytes: int, max_members: int, 
             members = zipped.infolist()
             if len(members) > max_members:
                 raise BackendError(f"{source}: log archive has {len(members)} members; refused", permanent=True)
+            compressed = archive.stat().st_size
+            limit = min(max_bytes, max(min_bytes, int(compressed * max_ratio)))
+            declared = sum(member.file_size for member in members)
+            if declared > limit:
+                raise BackendError(
+                    f"{source}: log archive expands beyond {limit} bytes ({declared} declared from {compressed} "
+                    f"compressed; the budget is {max_ratio:g}x the download, at most {max_bytes}); refused",
+                    permanent=True,
+                )
             for member in members:
                 target = _member_target(root, member.filename, source)
                 if stat.S_ISLNK(member.external_attr >> 16):
@@ -272,22 +308,46 @@ def extract_zip(archive: Path, dest: Path, *, max_bytes: int, max_members: int, 
                     target.mkdir(parents=True, exist_ok=True)
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
-                with zipped.open(member) as src, target.open("xb") as out:
-                    while chunk := src.read(_COPY_CHUNK):
-                        written += len(chunk)
-                        if written > max_bytes:
-                            raise BackendError(
-                                f"{source}: log archive expands beyond {max_bytes} bytes; refused", permanent=True
-                            )
-                        out.write(chunk)
+                written += _extract_member(zipped, member, target, limit - written, source)
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as error:
         # RuntimeError: encrypted member; NotImplementedError: unknown compression method
+        _empty(dest)
         raise BackendError(f"{source}: the downloaded log is not a usable zip ({error})", permanent=True) from None
     except FileExistsError:
+        _empty(dest)
         raise BackendError(f"{source}: log archive names a file twice; refused", permanent=True) from None
+    except BackendError:
+        _empty(dest)
+        raise
     except OSError as error:
+        _empty(dest)
         raise BackendError(f"{source}: cannot extract the log locally ({error.strerror or error})") from None
     return written
+
+
+def _extract_member(zipped: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path, budget: int, source: str) -> int:
+    """Copies one member to ``target``, counting what is written; BackendError past ``budget`` or its declared size."""
+    written = 0
+    with zipped.open(member) as src, target.open("xb") as out:
+        while chunk := src.read(_COPY_CHUNK):
+            written += len(chunk)
+            if written > budget:
+                raise BackendError(f"{source}: log archive expands beyond its budget; refused", permanent=True)
+            if written > member.file_size:
+                message = f"{source}: log archive member {member.filename[:200]!r} is larger than it declares; refused"
+                raise BackendError(message, permanent=True)
+            out.write(chunk)
+    return written
+
+
+def _empty(directory: Path) -> None:
+    """Removes what a refused extraction wrote: a zip bomb's output must not wait for the caller's clean-up."""
+    with contextlib.suppress(OSError):
+        for child in directory.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
 
 
 def _member_target(root: Path, name: str, source: str) -> Path:

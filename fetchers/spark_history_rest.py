@@ -37,7 +37,7 @@ import numpy as np
 import requests
 
 from appmodel.coerce import as_dict, as_int, as_list, as_text, opt_int
-from appmodel.redaction import APP_REDACTION_PROPERTY, REDACTED, Redactor, redact_url_passwords
+from appmodel.redaction import Redactor, redact_url_passwords
 from appmodel.spark import (
     TASK_COLUMNS,
     AppStatus,
@@ -280,15 +280,12 @@ def _environment(answer: Any, redactor: Redactor, app: SparkApp) -> Environment:
         app.warnings.append("the History Server's environment answer is unusable: no configuration")
         return env
     spark_pairs = _pairs(answer.get("sparkProperties"))
-    app_regex = dict(spark_pairs).get(APP_REDACTION_PROPERTY)
-    if app_regex and app_regex != REDACTED:  # Spark's default regex redacts its own value
-        try:
-            redactor = redactor.with_app_regex(app_regex)
-        except ValueError as exc:
-            app.warnings.append(f"ignored the app's {APP_REDACTION_PROPERTY}: {exc}")
+    hadoop_pairs = _pairs(answer.get("hadoopProperties"))
+    redactor, warnings = redactor.for_app(spark_pairs, hadoop_pairs)
+    app.warnings.extend(warnings)
     env.spark_properties = redactor.redact_pairs(spark_pairs)
     env.system_properties = redactor.redact_pairs(_pairs(answer.get("systemProperties")))
-    env.hadoop_properties = redactor.redact_pairs(_pairs(answer.get("hadoopProperties")))
+    env.hadoop_properties = redactor.redact_pairs(hadoop_pairs)
     env.metrics_properties = redactor.redact_pairs(_pairs(answer.get("metricsProperties")))
     runtime = as_dict(answer.get("runtime"))
     env.jvm_information = redactor.redact_pairs(

@@ -6,6 +6,12 @@ through the one HTTP policy of ``fetchers.http`` (timeouts, retries, TLS, basic 
 authentication adds ``user.name``. With several NameNode addresses (HA), a standby or unreachable one is passed
 over for the next.
 
+Only regular files (``FILE``) and directories are listed: a ``SYMLINK`` entry is reported and never followed (HDFS
+symlinks are off by default, may loop, and may point outside the configured directory), and any other type is
+skipped; the directory walk and its depth cap are the caller's (``fetchers.eventlog_dir``). A directory listing
+stops after ``max_entries`` entries (in name order, reported), and a JSON answer larger than
+:data:`MAX_ANSWER_BYTES` is refused, so neither a huge directory nor a hostile server costs unbounded memory.
+
 Every failure is a ``BackendError``: a ``RemoteException`` answer gives its exception and message.
 ``FileNotFoundException`` is ``NotFound`` (permanent: the caller decides what a missing path means),
 ``AccessControlException`` and other refusals (401, 403, 4xx) are permanent, 5xx, timeouts and a standby
@@ -15,6 +21,7 @@ NameNode are transient. Reference: Hadoop's "WebHDFS REST API" document.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +43,8 @@ _RETRIABLE: Final = frozenset({"RetriableException", "SafeModeException", "IOExc
 # Answers of a server without LISTSTATUS_BATCH (Hadoop before 2.8, some gateways): list in one go instead.
 _NO_BATCH: Final = frozenset({"IllegalArgumentException", "UnsupportedOperationException"})
 _MAX_PAGES: Final = 100_000  # a server repeating a page would otherwise be listed for ever
+MAX_LISTING_ENTRIES: Final = 100_000  # entries kept of one directory listing; the rest are reported, not listed
+MAX_ANSWER_BYTES: Final = 64 << 20  # a JSON answer (LISTSTATUS of 100,000 entries is about 35 MB)
 
 
 class RemoteError(BackendError):
@@ -122,10 +131,20 @@ def normalize_path(path: str) -> str:
 class WebHdfsClient:
     """Requests to one HDFS (one or several NameNode addresses) under one HTTP policy."""
 
-    def __init__(self, base_urls: Sequence[str], policy: HttpPolicy, *, user: str | None = None) -> None:
+    def __init__(
+        self,
+        base_urls: Sequence[str],
+        policy: HttpPolicy,
+        *,
+        user: str | None = None,
+        report: Callable[[str], None] | None = None,
+        max_entries: int | None = None,
+    ) -> None:
         self.base_urls = tuple(base_urls)
         self.policy = policy
         self.user = user
+        self.report = report or (lambda _problem: None)  # entries left out: symbolic links, a listing cut short
+        self.max_entries = MAX_LISTING_ENTRIES if max_entries is None else max_entries
         self._active = 0  # the NameNode that answered last: asked first next time
         self._batch: bool | None = None  # LISTSTATUS_BATCH support, unknown until tried
         self._session: requests.Session | None = None
@@ -141,7 +160,8 @@ class WebHdfsClient:
         return f"{mask_url(self.base_urls[self._active])}{path}"
 
     def list_status(self, path: str) -> list[FileStatus]:
-        """The entries of a directory (or the one status of a file, named ""), in the server's order."""
+        """The files and directories in a directory (or the one status of a file, named ""), in the server's order,
+        at most ``max_entries`` of them (the cut is reported)."""
         if self._batch is not False:
             try:
                 entries = self._list_batched(path)
@@ -151,12 +171,19 @@ class WebHdfsClient:
                 self._batch = True
                 return entries
         answer = self._json(path, "LISTSTATUS")
-        return _statuses(_dig(answer, "FileStatuses", "FileStatus"), self.where(path))
+        entries = self._statuses(_dig(answer, "FileStatuses", "FileStatus"), path)
+        if len(entries) > self.max_entries:
+            self._report_cut(path)
+            del entries[self.max_entries :]
+        return entries
 
     def file_status(self, path: str) -> FileStatus:
+        """The status of a file or directory; permanent BackendError for anything else (a symbolic link)."""
         answer = self._json(path, "GETFILESTATUS")
-        (status,) = _statuses([_dig(answer, "FileStatus")], self.where(path))
-        return status
+        statuses = self._statuses([_dig(answer, "FileStatus")], path)
+        if not statuses:
+            raise BackendError(f"{self.where(path)}: not a regular file or a directory; not read", permanent=True)
+        return statuses[0]
 
     def read_head(self, path: str, length: int) -> bytes:
         """The first ``length`` bytes of a file (fewer if it is shorter)."""
@@ -185,23 +212,52 @@ class WebHdfsClient:
                     raise _BatchUnsupported from None
                 raise
             listing = _dig(answer, "DirectoryListing")
-            page = _statuses(_dig(listing, "partialListing", "FileStatuses", "FileStatus"), self.where(path))
+            raw = _dig(listing, "partialListing", "FileStatuses", "FileStatus")
+            page = self._statuses(raw, path)
             remaining = listing.get("remainingEntries") if isinstance(listing, dict) else None
             if not isinstance(remaining, int) or isinstance(remaining, bool):
                 raise BackendError(f"{self.where(path)}: LISTSTATUS_BATCH answer without remainingEntries")
             entries.extend(page)
-            if remaining <= 0 or not page:
+            if len(entries) > self.max_entries or (len(entries) == self.max_entries and remaining > 0):
+                self._report_cut(path)
+                return entries[: self.max_entries]
+            if remaining <= 0 or not raw:
                 return entries
-            if page[-1].name == after:
+            # the next page starts after the last name the server gave, links and malformed entries included
+            last = raw[-1].get("pathSuffix") if isinstance(raw[-1], dict) else None
+            if not isinstance(last, str) or last == after:
                 raise BackendError(f"{self.where(path)}: LISTSTATUS_BATCH does not advance past {after!r}")
-            after = page[-1].name
+            after = last
         raise BackendError(f"{self.where(path)}: more than {_MAX_PAGES} LISTSTATUS_BATCH pages; refused")
 
+    def _statuses(self, raw: Any, path: str) -> list[FileStatus]:
+        """The files and directories of an answer; symbolic links reported, malformed entries left out."""
+        where = self.where(path)
+        statuses = _statuses(raw, where)
+        for entry in raw:
+            if isinstance(entry, dict) and entry.get("type") == "SYMLINK":
+                name = str(entry.get("pathSuffix") or "")[:200]
+                self.report(f"{where.rstrip('/')}{'/' + name if name else ''}: a symbolic link; not followed")
+        return statuses
+
+    def _report_cut(self, path: str) -> None:
+        self.report(
+            f"{self.where(path)}: more than {self.max_entries} entries; only the first {self.max_entries} listed"
+        )
+
     def _json(self, path: str, op: str, query: Mapping[str, Any] | None = None) -> Any:
-        with self._request(path, op, query or {}, stream=False) as response:
+        with self._request(path, op, query or {}, stream=True) as response:
+            body = io.BytesIO()
+            copy_body(
+                response,
+                body,
+                max_bytes=MAX_ANSWER_BYTES,
+                where=f"{self.where(path)}: {op}",
+                reason=lambda error: type(error).__name__,
+            )
             try:
-                return response.json()
-            except ValueError:
+                return json.loads(body.getvalue())
+            except (ValueError, RecursionError):
                 raise BackendError(
                     f"{self.where(path)}: {op}: the answer is not JSON "
                     f"({response.headers.get('Content-Type', 'no content type')}); is this a WebHDFS address?",

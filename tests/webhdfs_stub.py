@@ -6,7 +6,8 @@ API" document, on 127.0.0.1 and free ports, in background threads:
 * the "NameNode" answers ``GET /webhdfs/v1/<path>?op=...``:
 
   - ``LISTSTATUS``: ``{"FileStatuses": {"FileStatus": [...]}}``, entries sorted by name, each with
-    ``pathSuffix``, ``type`` (FILE / DIRECTORY), ``length``, ``modificationTime`` (the local mtime, ms) and the
+    ``pathSuffix``, ``type`` (FILE / DIRECTORY, SYMLINK with its ``symlink`` target for a local symbolic link, as
+    HDFS lists a link without resolving it), ``length``, ``modificationTime`` (the local mtime, ms) and the
     other documented keys; a file gives its own status with an empty ``pathSuffix``;
   - ``LISTSTATUS_BATCH`` (``startAfter``): ``{"DirectoryListing": {"partialListing": {"FileStatuses": ...},
     "remainingEntries": N}}``, ``batch_size`` entries a page; with ``batch_supported = False`` it answers 400
@@ -173,7 +174,25 @@ def _json(status: int, document: Any) -> _Answer:
 
 
 def _status(path: Path, suffix: str) -> dict[str, Any]:
-    """A documented FileStatus object for a local file or directory."""
+    """A documented FileStatus object for a local file, directory or (listed, not resolved) symbolic link."""
+    if suffix and path.is_symlink():
+        mtime_ms = path.lstat().st_mtime_ns // 1_000_000
+        return {
+            "accessTime": mtime_ms,
+            "blockSize": 0,
+            "childrenNum": 0,
+            "fileId": path.lstat().st_ino,
+            "group": "supergroup",
+            "length": 0,
+            "modificationTime": mtime_ms,
+            "owner": "spark",
+            "pathSuffix": suffix,
+            "permission": "777",
+            "replication": 0,
+            "storagePolicy": 0,
+            "symlink": str(path.readlink()),
+            "type": "SYMLINK",
+        }
     info = path.stat()
     is_dir = path.is_dir()
     mtime_ms = info.st_mtime_ns // 1_000_000

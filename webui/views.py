@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 from functools import cached_property
 
+from django.conf import settings
+from django.contrib.auth.decorators import login_not_required
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -33,6 +35,7 @@ from webui.forms import (
     ProblemForm,
     UserForm,
 )
+from webui.middleware import bearer_token_matches, site_is_open
 from webui.presenters import attribution as attribution_presenter
 from webui.presenters import charts
 from webui.presenters import flows as flow_presenter
@@ -237,6 +240,7 @@ def user_page(request: HttpRequest) -> HttpResponse:
 # Operations: plain endpoints for load balancers and Prometheus, not pages.
 
 
+@login_not_required  # says only "ok"/"unreachable" for the database and broker: nothing private
 @never_cache
 @require_safe
 def healthz(request: HttpRequest) -> HttpResponse:
@@ -245,10 +249,30 @@ def healthz(request: HttpRequest) -> HttpResponse:
     return JsonResponse(status.as_dict(), status=200 if status.ok else 503)
 
 
+@login_not_required  # checked below: a scraper has no session, it sends the scrape token
 @never_cache
 @require_safe
 def metrics(request: HttpRequest) -> HttpResponse:
-    """Prometheus text exposition of what the database says now (docs/SOURCES.md, "Operating")."""
+    """Prometheus text exposition of what the database says now (docs/SOURCES.md, "Operating").
+
+    Open in open mode; in token mode only to ``Authorization: Bearer <HINDSIGHT_METRICS_TOKEN>`` or a signed-in
+    staff user (the counts name clusters and sources).
+    """
+    allowed = (
+        site_is_open()
+        or bearer_token_matches(request, settings.HINDSIGHT_METRICS_TOKEN)
+        or (request.user.is_authenticated and request.user.is_staff)
+    )
+    if not allowed:
+        if request.user.is_authenticated:
+            return HttpResponse(
+                "Forbidden: /metrics needs a staff user or the scrape token.\n", status=403, content_type="text/plain"
+            )
+        response = HttpResponse(
+            "Unauthorized: send Authorization: Bearer <scrape token>.\n", status=401, content_type="text/plain"
+        )
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return response
     registry = CollectorRegistry(auto_describe=False)
     registry.register(ops.HindsightCollector())
     return HttpResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)

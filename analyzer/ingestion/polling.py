@@ -34,11 +34,15 @@ import functools
 import logging
 import os
 import random
+import re
 import socket
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
+from urllib.parse import quote
 
 import orjson
 from django.conf import settings
@@ -66,7 +70,13 @@ from analyzer.services import report_store
 from appmodel import SparkApp
 from appmodel.mapreduce import MapReduceApp
 from fetchers.backends import AppRef, Backend, BackendError, ParameterError
+from fetchers.eventlog import EventLogError, find_event_logs
+from fetchers.eventlog.codecs import SUFFIX_CODECS
+from fetchers.eventlog.layout import ROLLING_DIR_PREFIX
+from fetchers.eventlog_dir import EventLogDirectoryBackend, completion_ms
+from fetchers.http import get_json
 from fetchers.jobhistory import JobHistoryBackend
+from fetchers.spark_history import SparkHistoryBackend
 from fetchers.yarn_rm import ResourceManagerBackend
 
 log = logging.getLogger(__name__)
@@ -76,8 +86,21 @@ _CREATE_BATCH: Final = 500
 MAPREDUCE: Final = "MAPREDUCE"  # the ResourceManager's applicationType of MapReduce jobs
 JOBHISTORY_LABEL: Final = "mapreduce-jobhistory"  # MapReduce apps are stored as <cluster>/mapreduce-jobhistory
 _ALL_TIME_MS: Final = 2**62  # the end of a listing window that holds every log, however late
+# An on-demand request without an attempt looks up the logs of attempts 1..this (YARN's default allows 2); a later
+# attempt is analyzed when polling lists it.
+MAX_ATTEMPTS_LOOKED_UP: Final = 8
+_SPARK_NAME_SEPARATORS: Final = re.compile(r"[ :/]")
+_SPARK_NAME_DOTS: Final = re.compile(r"[.${}'\"]")
 Enqueue = Callable[[int], object]
 OnAnalyzed = Callable[["PollResult", "AnalyzedAppResult"], object]
+
+
+class AppNotFound(BackendError):
+    """The source has no such app: for a claim only an on-demand request named (``listed=False``), it ends
+    ``not_found`` rather than ``failed`` (analyzer.ingestion.ondemand)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, permanent=True, status=404)
 
 
 @dataclass(frozen=True)
@@ -97,6 +120,7 @@ class ClaimOutcome:
     failed: bool = False
     to_retry: bool = False
     busy: bool = False  # done already, or held by a live worker: nothing was done
+    not_found: bool = False  # only a request named it and the source has no such app (no failure of the source)
     error: str = ""
 
 
@@ -259,6 +283,7 @@ def claims_record(source: Source, refs: Sequence[AppRef], *, not_before: dt.date
         ]
         # Another poller may record the same app meanwhile: the unique constraint keeps one, this one is skipped.
         AppClaim.objects.bulk_create(new, ignore_conflicts=True)
+        _now_listed(source, batch, not_before)
         untried = AppClaim.objects.filter(
             cluster=source.cluster_id, source=source, app_id__in={app for app, _ in batch}, state=ClaimState.RETRY
         ).filter(tries=0, claimed_at__isnull=True)
@@ -267,6 +292,31 @@ def claims_record(source: Source, refs: Sequence[AppRef], *, not_before: dt.date
         rows = untried.values_list("pk", "app_id", "attempt_id")
         created.extend(pk for pk, app_id, attempt_id in rows if (app_id, attempt_id) in batch)
     return created
+
+
+def _now_listed(source: Source, batch: dict[tuple[str, str], AppRef], not_before: dt.datetime | None) -> None:
+    """Claims of ``batch`` an on-demand request recorded before any listing are listed now: one found ``not_found``
+    (asked for before its log was there) is due again, with what the listing says."""
+    unlisted = AppClaim.objects.filter(
+        cluster=source.cluster_id, app_id__in={app for app, _ in batch}, listed=False
+    ).values_list("pk", "app_id", "attempt_id", "state")
+    for pk, app_id, attempt_id, state in unlisted:
+        ref = batch.get((app_id, attempt_id))
+        if ref is None:
+            continue
+        if state == ClaimState.NOT_FOUND:
+            AppClaim.objects.filter(pk=pk, state=ClaimState.NOT_FOUND).update(
+                listed=True,
+                state=ClaimState.RETRY,
+                tries=0,
+                next_try_at=not_before,
+                last_error="",
+                claimed_at=None,
+                source=source,
+                finished_ms=ref.finished_ms,
+                ref=_ref_json(ref),
+            )
+        AppClaim.objects.filter(pk=pk).update(listed=True)
 
 
 def _list(source: Source, window: tuple[int, int], result: PollResult) -> list[AppRef] | None:
@@ -485,7 +535,8 @@ def analyze_claim(
         }
         with transaction.atomic():
             stored = report_store(report=report, source=label, extra=extra)
-            if not _finish(claim, state=ClaimState.DONE, last_error="", analyzed_app=stored, next_try_at=None):
+            done = {"state": ClaimState.DONE, "last_error": "", "analyzed_app": stored, "next_try_at": None}
+            if not _finish(claim, listed=True, **done):
                 # Taken over meanwhile (our lease ran out): the other worker stores it; ours is rolled back.
                 transaction.set_rollback(True)
                 outcome.busy = True
@@ -507,30 +558,98 @@ def _fetch(claim: AppClaim, source: Source) -> tuple[str, SparkApp | MapReduceAp
     ref = claim_ref(claim)
     if source.backend == SourceBackend.EVENTLOG_DIR and not ref.extra.get("path"):
         ref = located_log(backend, ref)  # an on-demand request (analyzer.ingestion.ondemand) names the app, not its log
+    elif not claim.listed and isinstance(backend, SparkHistoryBackend):
+        history_has(backend, ref)
     return f"{claim.cluster.name}/{source.backend}", backend.fetch(ref)
 
 
-def located_log(backend: Backend, wanted: AppRef) -> AppRef:
-    """The listed ref of the complete event log of ``wanted``'s app (its attempt when given, else the latest).
+def history_has(backend: SparkHistoryBackend, wanted: AppRef) -> None:
+    """Raises ``AppNotFound`` unless the History Server knows the app (and the attempt, when one is given).
 
-    The backend's own listing finds it, over all time: a stat per log (one LISTSTATUS per directory on HDFS), no
-    parsing. A log of that id still in progress is not listed; a missing one fails the request for good (a wrong
-    id, or asked too early: asking again re-arms it).
+    One small GET of ``applications/<id>`` before a fetch of an app no listing named: without it, a made-up id would
+    cost a log download attempt and the REST fallback, and end as an ordinary fetch failure.
     """
-    backend.state = {}  # a private listing: the source's in-progress memory is neither read nor changed
-    found = [
-        ref
-        for ref in backend.list_finished(0, _ALL_TIME_MS)
-        if ref.app_id == wanted.app_id and (not wanted.attempt_id or ref.attempt_id == wanted.attempt_id)
-    ]
+    url = backend.api_url(f"applications/{quote(wanted.app_id, safe='')}")
+    try:
+        info = get_json(backend.session, url)
+    except BackendError as error:
+        if error.status == 404:
+            raise AppNotFound(f"{wanted.app_id}: the History Server has no such app") from None
+        raise
+    if wanted.attempt_id and isinstance(info, dict):
+        attempts = [a for a in info.get("attempts") or () if isinstance(a, dict)]
+        if not any(str(a.get("attemptId") or "") == wanted.attempt_id for a in attempts):
+            raise AppNotFound(f"{wanted.app_id}: the History Server has no attempt {wanted.attempt_id}")
+
+
+def located_log(backend: Backend, wanted: AppRef) -> AppRef:
+    """The ref of the complete event log of ``wanted``'s app (its attempt when given, else the latest).
+
+    In local directories the log is looked up by the names Spark gives it (``spark_log_names``: a stat each, no
+    listing), so a made-up id costs a few stats, not a listing of the whole source; a log found only elsewhere
+    (a nested directory, a renamed file) is analyzed when polling lists it. With WebHDFS directories the backend's
+    own listing finds it, over all time: one LISTSTATUS per directory, no parsing. A log of that id still in
+    progress is not found; a missing one ends the request as not found (a wrong id, or asked too early: asking
+    again re-arms it, and a listing that finds it later makes it due).
+    """
+    if isinstance(backend, EventLogDirectoryBackend) and not backend.remote:
+        found = _logs_named(backend.directories, wanted)
+    else:
+        backend.state = {}  # a private listing: the source's in-progress memory is neither read nor changed
+        found = [
+            ref
+            for ref in backend.list_finished(0, _ALL_TIME_MS)
+            if ref.app_id == wanted.app_id and (not wanted.attempt_id or ref.attempt_id == wanted.attempt_id)
+        ]
     if not found:
         attempt = f" attempt {wanted.attempt_id}" if wanted.attempt_id else ""
-        raise BackendError(
+        raise AppNotFound(
             f"{wanted.app_id}{attempt}: no complete event log of this app in the source's directories "
-            "(still running, or not this id?)",
-            permanent=True,
+            "(still running, or not this id?)"
         )
     return max(found, key=lambda ref: (ref.finished_ms or 0, ref.attempt_id or ""))
+
+
+def _sanitized(text: str) -> str:
+    """Spark's ``Utils.sanitizeDirName``, which ``EventLogFileWriter.nameForAppAndAttempt`` applies to both ids."""
+    return _SPARK_NAME_DOTS.sub("_", _SPARK_NAME_SEPARATORS.sub("-", text)).lower()
+
+
+def spark_log_names(app_id: str, attempt_id: str | None) -> list[str]:
+    """The names Spark gives the log of the app (attempt given, or none and attempts 1..``MAX_ATTEMPTS_LOOKED_UP``):
+    single files with any codec suffix and rolling directories; none for an id no log can be named after."""
+    if not app_id or len(app_id) > 200 or any(ord(c) < 32 or c == "\\" for c in app_id + (attempt_id or "")):
+        return []  # sanitized names hold no "/" nor "."; these could still not name a file in the directory
+    base = _sanitized(app_id)
+    attempts = [attempt_id] if attempt_id else ["", *(str(n) for n in range(1, MAX_ATTEMPTS_LOOKED_UP + 1))]
+    stems = [f"{base}_{_sanitized(attempt)}" if attempt else base for attempt in attempts]
+    suffixes = ["", *(f".{suffix}" for suffix in SUFFIX_CODECS)]
+    return [name for stem in stems for name in (*(stem + s for s in suffixes), f"{ROLLING_DIR_PREFIX}{stem}")]
+
+
+def _logs_named(directories: Sequence[Path], wanted: AppRef) -> list[AppRef]:
+    """Refs of the complete logs of ``wanted`` found under their Spark names at the top of ``directories``."""
+    refs: list[AppRef] = []
+    for directory in directories:
+        for name in spark_log_names(wanted.app_id, wanted.attempt_id):
+            path = directory / name
+            try:
+                mode = path.stat().st_mode
+            except OSError:  # no such log (the usual case), or unreadable
+                continue
+            rolling = name.startswith(ROLLING_DIR_PREFIX)
+            if not (stat.S_ISDIR(mode) if rolling else stat.S_ISREG(mode)):  # a FIFO is never opened
+                continue
+            try:
+                logs, _ = find_event_logs(path)
+                refs.extend(
+                    AppRef(wanted.app_id, found.attempt_hint, completion_ms(found), extra={"path": str(found.path)})
+                    for found in logs
+                    if not found.in_progress
+                )
+            except (EventLogError, OSError) as error:
+                log.warning("%s: not usable as the log of %s: %s", path, wanted.app_id, error)
+    return refs
 
 
 def mapreduce_enabled(source: Source) -> bool:
@@ -579,7 +698,12 @@ def _failure(claim: AppClaim, error: Exception, budget: int, outcome: ClaimOutco
     text = mask_secrets(reason or type(error).__name__, secrets)[:MAX_ERROR_CHARS]
     tries = claim.tries + 1
     outcome.error = text
-    if permanent or tries >= budget:
+    if not claim.listed and isinstance(error, BackendError) and error.status == 404:
+        # Only a request named the app and the source has none: no failure of the source (counted nowhere).
+        _finish(claim, state=ClaimState.NOT_FOUND, tries=tries, last_error=text, next_try_at=None)
+        outcome.not_found = True
+        _prune_not_found()
+    elif permanent or tries >= budget:
         _finish(claim, state=ClaimState.FAILED, tries=tries, last_error=text, next_try_at=None)
         outcome.failed = True
     else:
@@ -591,6 +715,12 @@ def _failure(claim: AppClaim, error: Exception, budget: int, outcome: ClaimOutco
         log.warning("%s: %s", where, text)
     else:  # not a fetch error: a bug or a database failure, worth its traceback
         log.error("%s: %s", where, text, exc_info=error)
+
+
+def _prune_not_found() -> None:
+    """Removes the ``not_found`` claims older than HINDSIGHT_ANALYZE_NOT_FOUND_KEEP_S: made-up ids do not pile up."""
+    cutoff = timezone.now() - dt.timedelta(seconds=settings.HINDSIGHT_ANALYZE_NOT_FOUND_KEEP_S)
+    AppClaim.objects.filter(state=ClaimState.NOT_FOUND, finished_at__lt=cutoff).delete()
 
 
 def claims_sweep(enqueue: Enqueue, *, now: dt.datetime | None = None, limit: int = SWEEP_BATCH) -> int:

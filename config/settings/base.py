@@ -15,6 +15,7 @@ for configuration keys whose values are secrets.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -54,6 +55,16 @@ DEBUG = _env_bool("HINDSIGHT_DEBUG", False)
 _LOCAL_SECRET_KEY = "hindsight-local-insecure-key-change-me"  # noqa: S105 (public by design)
 SECRET_KEY = os.environ.get("HINDSIGHT_SECRET_KEY", _LOCAL_SECRET_KEY)
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("HINDSIGHT_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
+# Served under another name than this machine's (or "*"), the public key would let anyone forge sessions: refuse
+# (issue 15, F16). "testserver" is Django's test client.
+_LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]", "testserver"}
+if SECRET_KEY == _LOCAL_SECRET_KEY and not set(ALLOWED_HOSTS) <= _LOCAL_HOSTS:
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(
+        "HINDSIGHT_ALLOWED_HOSTS names hosts other than this machine, but HINDSIGHT_SECRET_KEY is not set: the local "
+        "default key is public. Set one: `python -c 'import secrets; print(secrets.token_urlsafe(50))'`"
+    )
 
 _default_db = f"sqlite:///{BASE_DIR / 'var' / 'hindsight.sqlite3'}"
 DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL", _default_db), conn_max_age=60)}
@@ -72,20 +83,64 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "analyzer",
     "webui",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "webui.middleware.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Token mode: every page needs a signed-in user (webui/middleware.py); open mode: no-op.
+    "webui.middleware.SiteLoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Signing in (webui/templates/registration/login.html; docs/DEPLOY.md "Users and tokens").
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "webui:dashboard"
+LOGOUT_REDIRECT_URL = "webui:dashboard"
+# django-axes throttles wrong passwords on the sign-in page and /admin/login/ (docs/DECISIONS.md "Sign-in
+# throttling"): after HINDSIGHT_LOGIN_FAILURE_LIMIT failures for one user name, or from one client address, within
+# HINDSIGHT_LOGIN_LOCKOUT_S, that user name or address is refused (even the right password) until the window passes.
+# Attempts live in the database, so every web process on every machine shares them.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("HINDSIGHT_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(seconds=int(os.environ.get("HINDSIGHT_LOGIN_LOCKOUT_S", "900")))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # each alone: per user name, and per client address
+AXES_RESET_ON_SUCCESS = True
+# The window runs from the lockout: attempts while locked out are refused without extending it, so a stranger
+# hammering a user name cannot keep its owner out for ever (the owner gets back in once the window has passed).
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# The client address is REMOTE_ADDR unless HINDSIGHT_LOGIN_CLIENT_IP_HEADER names a header the proxy in front sets
+# (X-Forwarded-For: its last entry, the one the proxy appended; X-Real-IP), since a client could forge the others.
+HINDSIGHT_LOGIN_CLIENT_IP_HEADER = os.environ.get("HINDSIGHT_LOGIN_CLIENT_IP_HEADER", "").strip()
+AXES_CLIENT_IP_CALLABLE = "webui.middleware.client_address"
+AXES_VERBOSE = False
+
+# Response headers on every response (webui/middleware.py SecurityHeadersMiddleware; Django's SecurityMiddleware and
+# XFrameOptionsMiddleware). The pages and Swagger UI load only the site's own scripts and styles (no inline script,
+# no CDN); charts and the Swagger UI draw inline images from data: URIs.
+HINDSIGHT_CONTENT_SECURITY_POLICY = os.environ.get(
+    "HINDSIGHT_CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; "
+    "base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+).strip()
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -139,6 +194,18 @@ HINDSIGHT_ENQUEUE_GRACE_S = int(os.environ.get("HINDSIGHT_ENQUEUE_GRACE_S", "900
 # requests in flight at once toward it (the server is the bottleneck). Unset: 1000 and 4.
 HINDSIGHT_JOBHISTORY_TASK_SAMPLE = _env_int("HINDSIGHT_JOBHISTORY_TASK_SAMPLE")  # None: the backend's default (1000)
 HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY = _env_int("HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY")  # None: the backend's (4)
+# Resource budgets for what sources hand us (docs/SOURCES.md "Resource budgets"); None: the fetcher's own default.
+# MapReduce job confs (fetchers.hadoop_conf.ConfBudget): the file's size (16 MiB), one value after ${var} expansion
+# (1 MiB of characters) and the characters expansion may build in one file (16 MiB).
+HINDSIGHT_CONF_MAX_FILE_BYTES = _env_int("HINDSIGHT_CONF_MAX_FILE_BYTES")
+HINDSIGHT_CONF_MAX_VALUE_CHARS = _env_int("HINDSIGHT_CONF_MAX_VALUE_CHARS")
+HINDSIGHT_CONF_MAX_EXPANSION_CHARS = _env_int("HINDSIGHT_CONF_MAX_EXPANSION_CHARS")
+# History Server event-log zips (fetchers.spark_history): extraction at most this many times the download (100), a
+# floor below which no archive is refused for its ratio (64 MiB), and the cap on a download and on what it extracts
+# (64 GiB).
+HINDSIGHT_HS_ZIP_MAX_RATIO = _env_float("HINDSIGHT_HS_ZIP_MAX_RATIO")
+HINDSIGHT_HS_ZIP_MIN_BYTES = _env_int("HINDSIGHT_HS_ZIP_MIN_BYTES")
+HINDSIGHT_HS_MAX_LOG_BYTES = _env_int("HINDSIGHT_HS_MAX_LOG_BYTES")
 # How often a source lists its last relist_lookback_s again, for apps its server listed after their window passed.
 HINDSIGHT_RELIST_EVERY_S = int(os.environ.get("HINDSIGHT_RELIST_EVERY_S", "300"))
 # /healthz checks the broker: "required", "off" (the poll loop or poll --once, no Celery), or "auto" (required
@@ -189,15 +256,32 @@ HINDSIGHT_HOSTS_EXTREME_Z = _env_float("HINDSIGHT_HOSTS_EXTREME_Z")
 HINDSIGHT_HOSTS_MAX_TASKS_PER_HOST = int(os.environ.get("HINDSIGHT_HOSTS_MAX_TASKS_PER_HOST", "2000"))
 HINDSIGHT_HOSTS_KEEP_SNAPSHOTS = int(os.environ.get("HINDSIGHT_HOSTS_KEEP_SNAPSHOTS", "48"))
 
-# The REST API (/api/v1/, webui/api). HINDSIGHT_API_AUTH: "open" (reads need no login, as the History Server's
-# don't) or "token" (a DRF token, "Authorization: Token <key>", or a signed-in session is required to read).
+# Who may read (docs/DEPLOY.md "Users and tokens"). HINDSIGHT_API_AUTH: "open" (anyone who reaches the site reads
+# everything: every page, report and Spark configuration (after redaction), the API, /metrics, the schema, as the
+# History Server's UI does) or "token" (the whole site needs a signed-in user; the API a DRF token,
+# "Authorization: Token <key>", or a signed-in session; /metrics a staff session or HINDSIGHT_METRICS_TOKEN as
+# "Authorization: Bearer <token>"; only the sign-in page, /healthz and static files stay open).
 # Throttle rates ("<n>/<second|minute|hour|day>", empty for none) apply per client address, or per user when
 # signed in.
 HINDSIGHT_API_AUTH = os.environ.get("HINDSIGHT_API_AUTH", "open").strip().lower()
 if HINDSIGHT_API_AUTH not in {"open", "token"}:
     raise ValueError(f"HINDSIGHT_API_AUTH must be open or token, not {HINDSIGHT_API_AUTH!r}")
+HINDSIGHT_METRICS_TOKEN = os.environ.get("HINDSIGHT_METRICS_TOKEN", "").strip()
 HINDSIGHT_API_THROTTLE_ANON = os.environ.get("HINDSIGHT_API_THROTTLE_ANON", "600/minute").strip()
 HINDSIGHT_API_THROTTLE_USER = os.environ.get("HINDSIGHT_API_THROTTLE_USER", "3000/minute").strip()
+# On-demand analysis (POST /api/v1/analyze, analyzer.ingestion.ondemand; docs/DECISIONS.md "Waiting on-demand
+# requests"). A waiting request holds one sync web worker, so: a caller who is not staff waits at most MAX_WAIT_S
+# (a longer wait_s is clamped and the answer says so; staff up to ondemand.MAX_WAIT_S, 300); one user has at most
+# MAX_WAITING_PER_USER requests waiting at once and everyone together at most MAX_WAITING (default: half the web
+# workers, WEB_CONCURRENCY or the Procfile's two per core), beyond which the answer is 429 with Retry-After; one user
+# has at most MAX_UNVERIFIED_PER_USER requested apps that no source listed yet and no worker has looked up (a made-up
+# id is answered "not found" and kept NOT_FOUND_KEEP_S for the gate to say so, then removed).
+_WEB_WORKERS = _env_int("WEB_CONCURRENCY") or 2 * (os.cpu_count() or 1)
+HINDSIGHT_ANALYZE_MAX_WAIT_S = int(os.environ.get("HINDSIGHT_ANALYZE_MAX_WAIT_S", "30"))
+HINDSIGHT_ANALYZE_MAX_WAITING_PER_USER = int(os.environ.get("HINDSIGHT_ANALYZE_MAX_WAITING_PER_USER", "2"))
+HINDSIGHT_ANALYZE_MAX_WAITING = _env_int("HINDSIGHT_ANALYZE_MAX_WAITING") or max(1, _WEB_WORKERS // 2)
+HINDSIGHT_ANALYZE_MAX_UNVERIFIED_PER_USER = int(os.environ.get("HINDSIGHT_ANALYZE_MAX_UNVERIFIED_PER_USER", "20"))
+HINDSIGHT_ANALYZE_NOT_FOUND_KEEP_S = int(os.environ.get("HINDSIGHT_ANALYZE_NOT_FOUND_KEEP_S", "86400"))
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",
@@ -219,6 +303,8 @@ SPECTACULAR_SETTINGS = {
     'Errors are {"error": {"code", "message", "field"}}.',
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and Swagger UI are readable by whoever may read the API (token mode: signed in).
+    "SERVE_PERMISSIONS": ["webui.api.permissions.ApiReadAccess"],
     # Swagger UI's files come from the drf-spectacular-sidecar package: nothing is loaded from a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -10,7 +10,10 @@ The hardening below assumes HTTPS in front (a reverse proxy terminating TLS, gun
 cookies are Secure and HttpOnly unless HINDSIGHT_SECURE_COOKIES=0 (a plain-HTTP intranet install; without it the
 browser never sends the session or CSRF cookie back over HTTP, so no one can sign in). Redirecting HTTP to HTTPS
 and HSTS are left to the operator (HINDSIGHT_SSL_REDIRECT, HINDSIGHT_HSTS_SECONDS): both need HTTPS working
-end to end first, and HSTS pins every browser to HTTPS for the domain for that long.
+end to end first, and HSTS pins every browser to HTTPS for the domain for that long. docs/DEPLOY.md gives the
+whole environment (those switches on, token mode, the metrics scrape token), under which `check --deploy` prints
+no warning (tests/test_settings.py). The Content-Security-Policy, nosniff, Referrer-Policy and X-Frame-Options
+headers and the sign-in throttle are in base, for every run mode.
 """
 
 from __future__ import annotations
@@ -37,6 +40,11 @@ if not os.environ.get("HINDSIGHT_ALLOWED_HOSTS", "").strip(" ,"):
     raise ImproperlyConfigured(
         "HINDSIGHT_ALLOWED_HOSTS is not set: list the host names the site is served under, comma separated"
     )
+
+# Production is closed unless the operator opens it on purpose (docs/DEPLOY.md "Users and tokens"): a report shows a
+# whole Spark configuration, and redaction is a pattern match, not a guarantee. HINDSIGHT_API_AUTH=open serves
+# everything to anyone who reaches the site, as a History Server's UI does; the local settings default to open.
+HINDSIGHT_API_AUTH = os.environ.get("HINDSIGHT_API_AUTH", "token").strip().lower()
 
 # Cookies: sent over HTTPS only, and out of reach of page scripts (no script of the UI reads the CSRF cookie; forms
 # carry the token in a hidden field).

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from appmodel.coerce import as_dict, as_list, as_text, opt_int
-from appmodel.redaction import APP_REDACTION_PROPERTY, REDACTED, Redactor, redact_url_passwords
+from appmodel.redaction import Redactor, redact_url_passwords
 from appmodel.spark import Executor, Job, JobStatus, SparkApp, SqlExecution, StageAttempt, StageStatus
 from fetchers.spark_events.tasks import BadValue, as_int
 
@@ -93,17 +93,13 @@ class EventHandlers:
     def _environment(self, event: dict[str, Any]) -> None:
         env = self.app.environment
         spark_pairs = _str_pairs(event.get("Spark Properties"))
-        app_regex = dict(spark_pairs).get(APP_REDACTION_PROPERTY)
-        redactor = self.redactor
-        if app_regex and app_regex != REDACTED:  # Spark's default regex redacts its own value
-            try:
-                redactor = redactor.with_app_regex(app_regex)
-            except ValueError as exc:
-                self.app.warnings.append(f"ignored the app's {APP_REDACTION_PROPERTY}: {exc}")
+        hadoop_pairs = _str_pairs(event.get("Hadoop Properties"))
+        redactor, warnings = self.redactor.for_app(spark_pairs, hadoop_pairs)  # the app's own patterns, RE2
+        self.app.warnings.extend(warnings)
         self.redactor = redactor
         env.spark_properties = redactor.redact_pairs(spark_pairs)
         env.system_properties = redactor.redact_pairs(_str_pairs(event.get("System Properties")))
-        env.hadoop_properties = redactor.redact_pairs(_str_pairs(event.get("Hadoop Properties")))
+        env.hadoop_properties = redactor.redact_pairs(hadoop_pairs)
         env.metrics_properties = redactor.redact_pairs(_str_pairs(event.get("Metrics Properties")))
         env.jvm_information = redactor.redact_pairs(_str_pairs(event.get("JVM Information")))
         env.classpath_entries = {redact_url_passwords(k): v for k, v in _str_pairs(event.get("Classpath Entries"))}

@@ -105,3 +105,37 @@ def test_cloud_store_settings_that_are_not_secrets_are_kept() -> None:
 
 def test_a_configured_anchored_pattern_matches_a_spark_hadoop_key_with_the_prefix_stripped() -> None:
     assert Redactor([r"^corp\.vault\."]).redact("spark.hadoop.corp.vault.pin", "MARKER-7f3a") == REDACTED
+
+
+def test_an_apps_own_sensitive_config_keys_add_to_the_defaults_and_never_replace_them() -> None:
+    spark = [
+        ("spark.hadoop.hadoop.security.sensitive-config-keys", r"corp\.vault\.pin$"),
+        ("spark.hadoop.corp.vault.pin", "MARKER-1"),
+        ("spark.hadoop.fs.azure.account.key.acme", "MARKER-2"),  # a default the app's list leaves out
+        ("spark.corp.vault.colour", "MARKER-3"),
+    ]
+    hadoop = [("hadoop.security.sensitive-config-keys", r" billing\.api\.code$ ,"), ("billing.api.code", "MARKER-4")]
+
+    redactor, warnings = Redactor().for_app(spark, hadoop)
+
+    assert warnings == []
+    assert redactor.redact("spark.hadoop.corp.vault.pin", "MARKER-1") == REDACTED
+    assert redactor.redact("corp.vault.pin", "MARKER-1") == REDACTED
+    assert redactor.redact("spark.hadoop.fs.azure.account.key.acme", "MARKER-2") == REDACTED
+    assert redactor.redact("spark.corp.vault.colour", "MARKER-3") == "MARKER-3"
+    assert redactor.redact("billing.api.code", "MARKER-4") == REDACTED
+    assert redactor.redact("billing.api.code.len", "MARKER-4") == "MARKER-4"  # keys only, anchored as written
+    assert Redactor().redact("billing.api.code", "MARKER-4") == "MARKER-4"  # the app's patterns stay with the app
+
+
+def test_an_apps_sensitive_keys_that_re2_cannot_run_or_too_many_are_ignored_with_warnings() -> None:
+    many = ",".join(f"corp\\.k{i}$" for i in range(150))
+    spark = [("spark.hadoop.hadoop.security.sensitive-config-keys", r"(?=corp)corp\.pin,corp\.vault\.pin$")]
+
+    redactor, warnings = Redactor().for_app(spark, [("hadoop.security.sensitive-config-keys", many)])
+
+    assert redactor.redact("corp.vault.pin", "MARKER-1") == REDACTED
+    assert redactor.redact("corp.k99", "MARKER-2") == REDACTED
+    assert redactor.redact("corp.k120", "MARKER-3") == "MARKER-3"
+    assert any("(?=corp)" in w and "spark.hadoop.hadoop.security.sensitive-config-keys" in w for w in warnings)
+    assert any("150 patterns; only the first 100" in w for w in warnings)

@@ -74,7 +74,8 @@ def _visit(browser: Browser, live_server: Any, viewport: ViewportSize) -> Iterat
 
     def on_console(message: ConsoleMessage) -> None:
         # Every error counts, a missing file (a 404) included: base.html names an empty icon, so not even
-        # /favicon.ico is asked for.
+        # /favicon.ico is asked for. A Content-Security-Policy violation (an inline script or style the policy
+        # blocked) is reported as a console error too, so every browser test also checks the policy.
         if message.type == "error":
             visit.problems.append(f"console error: {message.text} at {message.location.get('url', '?')}")
 

@@ -10,8 +10,10 @@ from jhist_refdata import PI_0001, needs_refdata
 
 from appmodel.redaction import REDACTED
 from fetchers.hadoop_conf import (
+    ConfBudget,
     ConfError,
     parse_conf_xml,
+    read_conf_stream,
     read_conf_xml,
     resolve_and_redact,
     substitute,
@@ -143,3 +145,76 @@ def test_a_sensitive_keys_pattern_re2_cannot_run_is_ignored_with_a_warning_and_t
 
     assert conf.properties["fs.azure.account.key.acme"] == REDACTED
     assert any("(?=corp)" in w and "hadoop.security.sensitive-config-keys" in w for w in conf.warnings)
+
+
+# ---- budgets (issue 15, F5) ------------------------------------------------------------------------------------
+
+
+def _conf_file(tmp_path: Path, pairs: list[tuple[str, str]]) -> Path:
+    body = "".join(f"<property><name>{k}</name><value>{v}</value></property>" for k, v in pairs)
+    path = tmp_path / "job_1_0001_conf.xml"
+    path.write_text(f"<?xml version='1.0'?><configuration>{body}</configuration>")
+    return path
+
+
+def test_a_conf_whose_references_would_make_a_value_huge_keeps_it_unexpanded_with_a_warning(tmp_path: Path) -> None:
+    """F5: twenty references to a 100 kB property made each value 2 MB (old main: 40 MB for this 2.5 MB-free conf);
+    a value that would grow past the per-value budget (1 MiB) is kept verbatim, the rest still expands."""
+    bombs = [(f"bomb{i}", "${big}" * 20) for i in range(20)]
+    path = _conf_file(tmp_path, [("big", "x" * 100_000), *bombs, ("dir", "/srv/${user}"), ("user", "ann")])
+
+    conf = read_conf_xml(path)
+
+    assert sum(len(v) for v in conf.properties.values()) < 110_000
+    assert conf.properties["bomb0"] == "${big}" * 20
+    assert conf.properties["dir"] == "/srv/ann"
+    assert all(conf.properties[f"bomb{i}"] == "${big}" * 20 for i in range(20))
+    assert any("longer than 1048576 characters, kept verbatim: bomb0" in w for w in conf.warnings)
+
+
+def test_expansion_across_a_whole_conf_stops_at_the_files_budget_and_says_so(tmp_path: Path) -> None:
+    """F5: every value may stay under the per-value budget and the file still blow up (old main: 32 MB for 40
+    values of 800 kB); past the file's budget (16 MiB built) the remaining references are kept verbatim."""
+    bombs = [(f"bomb{i:02d}", "${big}" * 20) for i in range(40)]
+    path = _conf_file(tmp_path, [("big", "y" * 40_000), *bombs])
+
+    conf = read_conf_xml(path)
+
+    assert sum(len(v) for v in conf.properties.values()) <= (16 << 20) + 40_000 + 40 * 120
+    assert conf.properties["bomb00"] == "y" * 800_000  # within the budgets, expanded as Hadoop would
+    assert conf.properties["bomb39"] == "${big}" * 20
+    assert any("budget of 16777216 characters, kept verbatim: bomb" in w and " more" in w for w in conf.warnings)
+
+
+def test_a_conf_file_over_the_size_budget_is_refused_with_one_line(tmp_path: Path) -> None:
+    path = _conf_file(tmp_path, [(f"k{i}", "v" * 100) for i in range(100)])
+    budget = ConfBudget(max_file_bytes=4096)
+
+    with pytest.raises(ConfError, match=r"^job_1_0001_conf.xml: \d+ bytes, larger than the limit of 4096"):
+        read_conf_xml(path, budget=budget)
+    with path.open("rb") as fh, pytest.raises(ConfError, match="larger than the limit of 4096 bytes"):
+        read_conf_stream(fh, name=path.name, budget=budget)
+
+
+def test_the_expansion_budgets_are_configurable_per_read() -> None:
+    pairs = [("a", "0123456789"), ("b", "${a}${a}"), ("c", "${a}")]
+
+    conf = resolve_and_redact(pairs, name="c.xml", budget=ConfBudget(max_value_chars=15, max_total_chars=1000))
+
+    assert conf.properties == {"a": "0123456789", "b": "${a}${a}", "c": "0123456789"}
+    assert any("longer than 15 characters" in w and ": b" in w for w in conf.warnings)
+
+
+def test_a_job_confs_own_sensitive_keys_add_to_the_defaults_and_never_replace_them() -> None:
+    pairs = [
+        ("hadoop.security.sensitive-config-keys", r"corp\.vault\.pin$"),  # a shorter list than Hadoop's default
+        ("corp.vault.pin", "MARKER-1"),
+        ("fs.azure.account.key.acme", "MARKER-2"),
+        ("ssl.keystore.pass", "MARKER-3"),
+        ("corp.vault.pin.colour", "MARKER-4"),
+    ]
+
+    props = resolve_and_redact(pairs, name="c.xml").properties
+
+    assert props["corp.vault.pin"] == props["fs.azure.account.key.acme"] == props["ssl.keystore.pass"] == REDACTED
+    assert props["corp.vault.pin.colour"] == "MARKER-4"

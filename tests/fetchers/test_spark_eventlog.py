@@ -613,6 +613,27 @@ def test_the_apps_own_redaction_regex_is_honoured() -> None:
     assert _build(lines).environment.spark_properties["spark.my.account"] == REDACTED
 
 
+def test_the_apps_own_hadoop_sensitive_config_keys_are_honoured_on_top_of_the_defaults() -> None:
+    environment = {
+        "Event": "SparkListenerEnvironmentUpdate",
+        "Spark Properties": {
+            "spark.hadoop.hadoop.security.sensitive-config-keys": r"corp\.vault\.pin$",
+            "spark.hadoop.corp.vault.pin": "MARKER-1",
+            "spark.hadoop.fs.azure.account.key.acme": "MARKER-2",
+        },
+        "Hadoop Properties": {
+            "hadoop.security.sensitive-config-keys": r"billing\.api\.code$",
+            "billing.api.code": "MARKER-3",
+        },
+    }
+    lines = _complete_log()
+    lines.insert(2, _line(environment))
+    env = _build(lines).environment
+    assert env.spark_properties["spark.hadoop.corp.vault.pin"] == REDACTED
+    assert env.spark_properties["spark.hadoop.fs.azure.account.key.acme"] == REDACTED
+    assert env.hadoop_properties["billing.api.code"] == REDACTED
+
+
 def test_an_invalid_app_redaction_regex_becomes_a_warning() -> None:
     environment = {
         "Event": "SparkListenerEnvironmentUpdate",

@@ -113,6 +113,40 @@ def test_an_archive_expanding_beyond_the_limit_is_refused(tmp_path: Path) -> Non
     assert sum(p.stat().st_size for p in dest.rglob("*") if p.is_file()) <= 1_000_000 + (1 << 20)
 
 
+def test_an_archive_beyond_its_ratio_to_the_download_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    """F14: the budget is near the expected log size (a ratio to the zip's own size), not only the absolute cap."""
+    archive = _zip(tmp_path / "logs.zip", {"a": b"x" * 10_000, "local-1": b"\0" * 3_000_000})
+    dest = tmp_path / "logs"
+    dest.mkdir()
+
+    with pytest.raises(BackendError, match=r"3010000 declared from \d+ compressed; the budget is 100x") as raised:
+        extract_zip(archive, dest, max_bytes=10**9, max_members=10, source="hs", min_bytes=1 << 20)
+
+    assert raised.value.permanent
+    assert list(dest.iterdir()) == []
+    assert extract_zip(archive, dest, max_bytes=10**9, max_members=10, source="hs", max_ratio=2000) == 3_010_000
+
+
+def test_an_archive_that_lies_about_its_sizes_is_refused_and_what_it_wrote_is_removed(tmp_path: Path) -> None:
+    """F14: declared sizes are not trusted: a member declaring 1,000 bytes of its 2 MB is cut there and refused,
+    and the partial file does not wait for the caller's clean-up (old main left it)."""
+    archive = _zip(tmp_path / "logs.zip", {"ok": b"{}\n", "local-1": b"\0" * 2_000_000})
+    data = bytearray(archive.read_bytes())
+    central = data.rindex(b"PK\x01\x02")  # the last member's central directory record
+    local = data.index(b"PK\x03\x04", 1)  # its local header
+    data[central + 24 : central + 28] = (1000).to_bytes(4, "little")
+    data[local + 22 : local + 26] = (1000).to_bytes(4, "little")
+    archive.write_bytes(bytes(data))
+    dest = tmp_path / "logs"
+    dest.mkdir()
+
+    with pytest.raises(BackendError, match="not a usable zip") as raised:
+        extract_zip(archive, dest, max_bytes=10**9, max_members=10, source="hs")
+
+    assert raised.value.permanent
+    assert list(dest.iterdir()) == []
+
+
 def test_an_archive_with_too_many_members_or_duplicates_or_garbage_is_refused(tmp_path: Path) -> None:
     many = _zip(tmp_path / "many.zip", {f"f{i}": b"x" for i in range(5)})
     not_zip = tmp_path / "garbage.zip"

@@ -9,6 +9,7 @@ import copy
 import io
 import json
 import random
+import tempfile
 import threading
 import zipfile
 from collections.abc import Callable, Iterator
@@ -199,6 +200,28 @@ def test_log_mode_never_falls_back_to_the_rest_views(stub: Stub, server: str) ->
     assert not _rest_requested(stub)
 
 
+def test_a_zip_bomb_from_the_server_is_refused_before_it_is_written_and_leaves_no_temporary_files(
+    stub: Stub, server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """F14: a few KB of zip declaring 16 MiB of zeros (a ratio near 1000) was extracted in full (old main wrote
+    every byte, up to 64 GiB, before reading); now refused from its declared sizes, nothing left behind."""
+    bomb = io.BytesIO()
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as zipped:
+        zipped.writestr(APP_ID, b"\0" * (16 << 20))
+    stub.overrides[f"{PREFIX}/logs"] = (200, bomb.getvalue())
+    monkeypatch.setattr(SparkHistoryBackend, "zip_min_bytes", 1 << 20, raising=False)  # the floor, lowered
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    with pytest.raises(BackendError, match=r"expands beyond \d+ bytes \(16777216 declared") as raised:
+        _backend(server, fetch_mode="log").fetch(AppRef(APP_ID))
+
+    assert raised.value.permanent
+    assert list(tmp_path.iterdir()) == []
+    # auto mode says why it read the REST views instead
+    app = _backend(server).fetch(AppRef(APP_ID))
+    assert any(REST_WARNING in w and "expands beyond" in w for w in app.warnings)
+
+
 def test_rest_mode_never_asks_for_the_log(stub: Stub, server: str, from_log: SparkApp, suite: heuristics.Suite) -> None:
     app = _backend(server, fetch_mode="rest").fetch(AppRef(APP_ID))
 
@@ -310,6 +333,8 @@ def test_the_environment_is_redacted_exactly_as_the_log_path_redacts_it(
         ["spark.note", "my token is 42"],
         ["spark.jars", "https://bob:hunter2@repo.example.com/a.jar"],
         ["spark.driver.extraJavaOptions", "-Dtrust.password=abc -Xmx1g"],
+        ["spark.hadoop.hadoop.security.sensitive-config-keys", r"corp\.vault\.pin$"],
+        ["spark.hadoop.corp.vault.pin", "MARKER-1"],
     ]
     stub.views[f"{PREFIX}/environment"] = {"sparkProperties": spark, "systemProperties": [["user.password", "x"]]}
     log = tmp_path / APP_ID
@@ -327,6 +352,7 @@ def test_the_environment_is_redacted_exactly_as_the_log_path_redacts_it(
     assert app.environment.spark_properties == outcome.app.environment.spark_properties
     shown = app.environment.spark_properties
     assert shown["spark.customer.name"] == shown["spark.internal.endpoint"] == REDACTED
+    assert shown["spark.hadoop.corp.vault.pin"] == REDACTED  # the app's own sensitive-config-keys
     for secret in ("s3cr3t", "hunter2", "abc"):
         assert secret not in repr(shown)
     assert app.environment.system_properties["user.password"] == REDACTED

@@ -16,6 +16,7 @@ from factories import set_mtime
 from webhdfs_stub import WebHdfsStub, remote_exception, webhdfs_stubs
 
 from appmodel.spark import SparkApp
+from fetchers import webhdfs
 from fetchers.backends import AppRef, BackendError, ParameterError
 from fetchers.eventlog_dir import EventLogDirectoryBackend
 from fetchers.spark_eventlog import read_apps
@@ -198,6 +199,92 @@ def test_a_namenode_without_batched_listing_is_listed_in_one_go(stub: WebHdfsStu
     assert len(refs) == 3
     assert stub.ops().count("LISTSTATUS_BATCH") == 1  # tried once, then remembered
     assert "LISTSTATUS" in stub.ops()
+
+
+# Only files and directories, bounded walks and listings
+
+
+@pytest.fixture
+def reports(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """What the backend reports as ignored (each once per backend), in order."""
+    seen: list[str] = []
+    monkeypatch.setattr(EventLogDirectoryBackend, "_report", lambda _self, problem: seen.append(problem))
+    return seen
+
+
+def test_symbolic_links_in_hdfs_are_reported_and_never_followed_or_opened(
+    stub: WebHdfsStub, hdfs: Path, refdata: Path, reports: list[str]
+) -> None:
+    logs = hdfs / "spark-logs"
+    put(refdata / SPARK_EVENTS / "local-1430917381535_1", hdfs / "elsewhere" / "local-1430917381535_9", T0)
+    (logs / "linked").symlink_to(hdfs / "elsewhere", target_is_directory=True)
+    (logs / "application_1516285256255_0099").symlink_to(logs / "application_1516285256255_0012")
+
+    refs = backend(stub).list_finished(*WINDOW)
+
+    assert [ref.extra["path"].rsplit("/", 1)[1] for ref in refs if "0099" in ref.extra["path"]] == []
+    assert ("local-1430917381535", "9") not in ids(refs)
+    assert len(refs) == 3  # the logs beside the links still are
+    assert sum("a symbolic link; not followed" in r for r in reports) == 2
+    assert any(r.endswith("/spark-logs/linked: a symbolic link; not followed") for r in reports)
+    touched = [path for _, path, _, _ in stub.requests]
+    assert not any("linked" in path or path.endswith("_0099") for path in touched)
+
+
+def test_a_hdfs_path_whose_status_is_a_symbolic_link_is_a_permanent_error_not_a_crash(stub: WebHdfsStub) -> None:
+    link = {"pathSuffix": "", "type": "SYMLINK", "symlink": "/x", "length": 0, "modificationTime": T0}
+    stub.faults["GETFILESTATUS"] = (200, {"FileStatus": link})
+    ref = AppRef(app_id="local-1430917381535", extra={"path": stub.webhdfs("/spark-logs/local-1430917381535_1")})
+
+    with pytest.raises(BackendError, match="not a regular file or a directory") as raised:
+        backend(stub).fetch(ref)
+
+    assert raised.value.permanent
+
+
+def test_directories_nested_deeper_than_the_scan_cap_are_reported_and_not_walked(
+    stub: WebHdfsStub, hdfs: Path, refdata: Path, reports: list[str]
+) -> None:
+    deep = hdfs / "spark-logs" / "/".join(["d"] * 18)
+    put(refdata / SPARK_EVENTS / "local-1430917381535_1", deep / "local-1430917381535_7", T0)
+
+    refs = backend(stub).list_finished(*WINDOW)
+
+    assert ("local-1430917381535", "7") not in ids(refs)
+    assert [r for r in reports if "nested" in r] == [
+        stub.webhdfs("/spark-logs/" + "/".join(["d"] * 17)) + ": nested deeper than 16 directories; not scanned"
+    ]
+    listed = {path for _, path, _, _ in stub.requests}
+    assert not any(path.count("/d") > 17 for path in listed)
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_a_listing_larger_than_the_cap_is_cut_and_reported(
+    stub: WebHdfsStub, hdfs: Path, reports: list[str], monkeypatch: pytest.MonkeyPatch, batched: bool
+) -> None:
+    monkeypatch.setattr(webhdfs, "MAX_LISTING_ENTRIES", 4)
+    stub.batch_size = 2
+    stub.batch_supported = batched
+    names = sorted(entry.name for entry in (hdfs / "spark-logs").iterdir())
+
+    refs = backend(stub).list_finished(*WINDOW)
+
+    assert {ref.extra["path"].rsplit("/", 1)[1] for ref in refs} <= set(names[:4])
+    assert any(r.endswith("/spark-logs: more than 4 entries; only the first 4 listed") for r in reports)
+    if batched:  # no page asked past the cap
+        top = [query["op"] for _, path, query, _ in stub.requests if path == "/webhdfs/v1/spark-logs"]
+        assert top == [["LISTSTATUS_BATCH"]] * 2
+
+
+def test_a_json_answer_larger_than_the_cap_is_refused_for_good(
+    stub: WebHdfsStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(webhdfs, "MAX_ANSWER_BYTES", 500)
+
+    with pytest.raises(BackendError, match="LISTSTATUS_BATCH: larger than the limit of 500 bytes") as raised:
+        backend(stub).list_finished(*WINDOW)
+
+    assert raised.value.permanent
 
 
 # In-progress logs

@@ -656,10 +656,21 @@ class AnalyzeRequestEchoSerializer(serializers.Serializer[Any]):
     attempt_id = serializers.CharField(help_text="The attempt, or empty for the latest the source gives.")
     # The declared field replaces DRF's Field.source attribute (the metaclass collects it); mypy sees the clash.
     source = serializers.CharField(help_text="The source that fetches it: <cluster>/<backend>.")  # type: ignore[assignment]
-    claim_state = serializers.CharField(help_text="retry (waiting), claimed (being analyzed), done or failed.")
+    claim_state = serializers.CharField(
+        help_text="retry (waiting), claimed (being analyzed), done, failed, or not_found (no source listed the app "
+        "and the source has no such app)."
+    )
     rearmed = serializers.BooleanField(help_text="True when the app was recorded before (analyzed again).")
+    listed = serializers.BooleanField(
+        help_text="False while only on-demand requests name the app: no source listed it and no fetch found it yet."
+    )
     requested_at = serializers.DateTimeField()
     last_error = serializers.CharField(help_text="The last fetch error of this app, empty when none.")
+    wait_s = serializers.IntegerField(help_text="The seconds waited at most: the asked wait_s, or the caller's cap.")
+    max_wait_s = serializers.IntegerField(
+        help_text="The caller's cap on wait_s: HINDSIGHT_ANALYZE_MAX_WAIT_S (default 30), 300 for staff."
+    )
+    wait_capped = serializers.BooleanField(help_text="True when the asked wait_s was above max_wait_s and clamped.")
 
 
 class AnalyzeQueuedSerializer(serializers.Serializer[Any]):

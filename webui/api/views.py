@@ -304,7 +304,11 @@ class GateView(APIView):
             **COMMON,
             200: api.GateSerializer,
             400: BAD_REQUEST,
-            404: OpenApiResponse(ErrorSerializer, description="No such app is analyzed yet."),
+            404: OpenApiResponse(
+                ErrorSerializer,
+                description="No such app is analyzed yet (code not_analyzed), or an analyze request found that the "
+                "source has no such app (code not_found).",
+            ),
         },
     )
     def get(self, request: Request) -> Response:
@@ -315,6 +319,10 @@ class GateView(APIView):
         target = gate_selectors.gate_target(**targets, cluster=params.get("cluster", "").strip())
         if target is None:
             field, value = next((k, v) for k, v in targets.items() if v)
+            cluster = params.get("cluster", "").strip()
+            missing = ondemand.not_found_reason(app_id=value, cluster=cluster) if field == "app_id" else None
+            if missing:  # an analyze request of an app its source does not have
+                return Response(error_body("not_found", f"No such app in the source: {missing}"[:2000], field), 404)
             what = "flow run" if field == "flow_def_id" else "app"
             message = f"No analyzed {what} matches {field}={value!r}: it is not analyzed yet, or the value is wrong."
             return Response(error_body("not_analyzed", message, field), status=404)
@@ -341,7 +349,8 @@ class AnalyzeBodySerializer(serializers.Serializer[Any]):
         max_value=ondemand.MAX_WAIT_S,
         default=0,
         help_text="Seconds to wait for the verdict (0-300; default 0, answer at once). A waiting request holds "
-        "one server worker.",
+        "one server worker, so a caller who is not staff waits at most HINDSIGHT_ANALYZE_MAX_WAIT_S (default 30): "
+        "a longer wait_s is clamped to it and the answer's request.wait_capped says so.",
     )
     max_severity = SeverityParam(
         required=False, help_text="The highest severity that passes (NONE..CRITICAL or 0-4); default MODERATE."
@@ -384,22 +393,55 @@ class AnalyzeView(APIView):
         "event-log directory (the complete log of that id) or, for MapReduce, JobHistory Server. Without wait_s "
         "(or when the wait runs out) the answer is 202 with the gate URL to poll; when the analysis is stored "
         "within wait_s it is 200 with the gate verdict on the app. The server checks every half second while "
-        "waiting, holding one server worker for up to wait_s.",
+        "waiting, holding one server worker for up to wait_s.\n\n"
+        "Limits (a wait holds a server worker): a caller who is not staff waits at most "
+        "HINDSIGHT_ANALYZE_MAX_WAIT_S seconds (default 30; staff 300); a longer wait_s is clamped, not refused, "
+        "and request.wait_s / request.max_wait_s / request.wait_capped say so. One user may have "
+        "HINDSIGHT_ANALYZE_MAX_WAITING_PER_USER requests waiting at once (default 2) and all users together "
+        "HINDSIGHT_ANALYZE_MAX_WAITING (default half the web workers); beyond either, a request with wait_s is "
+        "429 (code throttled, field wait_s) with Retry-After, and nothing is recorded: ask without wait_s and "
+        "poll. An app no source listed before is recorded as unverified (request.listed false); when the source "
+        "has no such app the answer (or the gate, later) is 404 with code not_found and the claim is counted "
+        "nowhere. One user may have HINDSIGHT_ANALYZE_MAX_UNVERIFIED_PER_USER such requests still being looked "
+        "up (default 20); beyond, 429 (code throttled, field app_id).",
         request=AnalyzeBodySerializer,
         responses={
             **COMMON,
             200: api.AnalyzedVerdictSerializer,
             202: api.AnalyzeQueuedSerializer,
             400: OpenApiResponse(ErrorSerializer, description="The body is invalid."),
-            404: OpenApiResponse(ErrorSerializer, description="No such cluster."),
+            404: OpenApiResponse(
+                ErrorSerializer,
+                description="No such cluster (code not_found, field cluster), or within the wait the source was "
+                "found to have no such app (code not_found, field app_id).",
+            ),
             409: OpenApiResponse(ErrorSerializer, description="No source of the cluster can fetch an app by id."),
             422: OpenApiResponse(ErrorSerializer, description="Within the wait, the app could not be fetched."),
+            429: OpenApiResponse(
+                ErrorSerializer,
+                description="Throttled (code throttled, with Retry-After): too many requests, too many waiting "
+                "requests of the caller or of everyone (field wait_s), or too many of the caller's unlisted apps "
+                "still being looked up (field app_id). Nothing is recorded.",
+            ),
         },
     )
     def post(self, request: Request) -> Response:
         body = AnalyzeBodySerializer(data=request.data)
         body.is_valid(raise_exception=True)
         params = body.validated_data
+        cap = ondemand.wait_cap_s(staff=bool(request.user.is_staff))
+        wait_s = min(params["wait_s"], cap)
+        try:
+            if not wait_s:
+                return self._request(request, params, wait_s=0, cap=cap)
+            # The slots are taken before anything is recorded: a refused wait leaves no trace to clean up.
+            with ondemand.waiting(str(request.user.pk), wait_s):
+                return self._request(request, params, wait_s=wait_s, cap=cap)
+        except ondemand.TooMany as error:  # the API's 429, with the field at fault
+            refusal = error_body(error.code, error.message, error.field)
+            return Response(refusal, status=429, headers={"Retry-After": str(error.retry_after_s)})
+
+    def _request(self, request: Request, params: dict[str, Any], *, wait_s: int, cap: int) -> Response:
         try:
             requested = ondemand.request_analysis(
                 cluster=params["cluster"],
@@ -407,15 +449,13 @@ class AnalyzeView(APIView):
                 attempt_id=params["attempt_id"],
                 requested_by=str(request.user),
             )
+        except ondemand.TooMany:
+            raise
         except ondemand.OnDemandError as error:
             status = 404 if isinstance(error, ondemand.UnknownCluster) else 409
             return Response(error_body(error.code, error.message, error.field), status=status)
         ondemand.send_analysis(requested)
-        progress = (
-            ondemand.wait_for_analysis(requested, params["wait_s"])
-            if params["wait_s"]
-            else ondemand.progress(requested.claim_id)
-        )
+        progress = ondemand.wait_for_analysis(requested, wait_s) if wait_s else ondemand.progress(requested.claim_id)
         echo = {
             "cluster": requested.cluster,
             "app_id": requested.app_id,
@@ -423,8 +463,12 @@ class AnalyzeView(APIView):
             "source": requested.source,
             "claim_state": progress.state,
             "rearmed": requested.rearmed,
+            "listed": progress.listed,
             "requested_at": requested.requested_at,
             "last_error": progress.last_error,
+            "wait_s": wait_s,
+            "max_wait_s": cap,
+            "wait_capped": params["wait_s"] > cap,
         }
         shown = api.AnalyzeRequestEchoSerializer(echo).data
         max_severity = params.get("max_severity", Severity.MODERATE.value)
@@ -439,6 +483,9 @@ class AnalyzeView(APIView):
                 allow_failed=params.get("allow_failed", False),
             )
             return Response({"status": "analyzed", "request": shown, **_gate_body(verdict, request)})
+        if progress.not_found:
+            message = f"{requested.source} has no app {requested.app_id[:300]}: {progress.last_error}"
+            return Response(error_body("not_found", message[:2000], "app_id"), status=404)
         if progress.failed:
             message = f"{requested.app_id[:300]} could not be fetched from {requested.source}: {progress.last_error}"
             return Response(error_body("fetch_failed", message[:2000], "app_id"), status=422)
