@@ -763,7 +763,7 @@ def _with_conf(conf: bytes) -> list[Entry]:
 def m_conf_bomb(rng: random.Random) -> Made:
     """Values of 20 references (Hadoop's substitution limit) to one long value: each expands to 20 times it, and
     many of them to megabytes from a conf of kilobytes (F5: 2.66 GB from 2.1 MB, scaled down)."""
-    size, tops = 32 << 10, rng.choice((20, 40))
+    size, tops = 32 << 10, rng.choice((40, 60))  # 25-37 MiB expanded: past a 16 MiB per-file budget
     props = [("v0", "x" * size)] + [(f"mapreduce.fuzz.top{i}", "${v0}" * 20) for i in range(tops)]
     note = f"{tops} values of 20 x ${{v0}}, v0 {size >> 10} KiB: {tops * 20 * size >> 20} MiB expanded"
     return _with_conf(_conf(props)), ["history"], WARNED, note

@@ -36,7 +36,6 @@ OPEN_MUTATORS: Final = {
     "jhist_timewarp": "F17: a job's phases finish before they start (negative durations, no warning); branch budgets",
     "huge_names": "F11: names are not truncated at parse, no warning; branch budgets",
     "compression_bomb": "F4: decompressed bytes and lines are not capped, no warning; branch budgets",
-    "conf_bomb": "F5: ${} expansion is not capped (MiB values, no warning); branch confzip",
     "invalid_utf8": (
         "fuzz-1: non-UTF-8 bytes in a TaskEnd string raise UnicodeDecodeError past the typed decoder's except "
         "(fetchers/spark_events/builder.py _task_end_typed): the whole log is lost; branch budgets' area"

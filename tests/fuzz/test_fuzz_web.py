@@ -15,7 +15,7 @@ from urllib.parse import quote, quote_plus
 import orjson
 import pytest
 from django.core.cache import cache
-from django.test import Client
+from django.test import Client, override_settings
 from factories import add_finding, make_app
 
 from webui import forms
@@ -111,9 +111,9 @@ def stored_apps() -> None:
         add_finding(app, "spark.executor_gc", 3, details=2)
 
 
-def _problem(url: str, response: object) -> str | None:
+def _problem(url: str, response: object, allowed: set[int] = ALLOWED) -> str | None:
     status = getattr(response, "status_code", None)
-    if status not in ALLOWED:
+    if status not in allowed:
         return f"{status}"
     if url.startswith("/api/") and status in (400, 401, 404):
         try:
@@ -126,7 +126,7 @@ def _problem(url: str, response: object) -> str | None:
     return None
 
 
-def _fuzz(client: Client, paths: tuple[str, ...], salt: str) -> list[str]:
+def _fuzz(client: Client, paths: tuple[str, ...], salt: str, allowed: set[int] = ALLOWED) -> list[str]:
     rng = random.Random(f"hindsight-web-fuzz:{SEED}:{salt}")
     names = _parameter_names()
     failures = []
@@ -135,7 +135,7 @@ def _fuzz(client: Client, paths: tuple[str, ...], salt: str) -> list[str]:
             url = f"{path}?{_query(rng, names)}"
             cache.clear()  # the throttle counts requests; this run is not about the throttle
             response = client.get(url)
-            problem = _problem(url, response)
+            problem = _problem(url, response, allowed)
             if problem:
                 failures.append(f"GET {url[:300]} -> {problem}")
     return failures
@@ -169,4 +169,14 @@ def test_random_path_data_on_the_api_and_pages_gives_data_or_the_one_error_shape
             problem = _problem(url, client.get(url))
             if problem:
                 failures.append(f"GET {url[:300]} -> {problem}")
+    assert not failures, f"seed {SEED}:\n" + "\n".join(failures[:30])
+
+
+@override_settings(HINDSIGHT_API_AUTH="token")
+def test_in_token_mode_random_requests_from_an_anonymous_visitor_are_sent_to_sign_in_or_refused(
+    client: Client, stored_apps: None
+) -> None:
+    """The closed site (F1) under the same fuzz: pages redirect to sign-in (302) or refuse (400, 404), the API
+    answers 401 in the error shape; never a page's data (200) and never a 500."""
+    failures = _fuzz(client, PAGES + API, "token", allowed={302, 400, 401, 404})
     assert not failures, f"seed {SEED}:\n" + "\n".join(failures[:30])
