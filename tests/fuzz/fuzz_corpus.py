@@ -16,6 +16,7 @@ import io
 import json
 import os
 import random
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -698,6 +699,18 @@ def m_jhist_timewarp(rng: random.Random) -> Made:
     return _jhist_case(rng, list(lines[:2]) + body, name, None), ["history"], WARNED, f"{name[:26]}: times reversed"
 
 
+def m_jhist_counters(rng: random.Random) -> Made:
+    """Every counter and per-task split in a job history at Java's Long.MAX_VALUE (their sums pass 64 bits)."""
+    name, lines = jhist_lines(rng)
+    top = str((1 << 63) - 1).encode()
+    body = [re.sub(rb'("value":)-?\d+', rb"\g<1>" + top, line) for line in lines[2:]]
+    body = [
+        re.sub(rb'("(?:physMemKbytes|vMemKbytes|cpuUsages|clockSplits|gpuUsages)":\[)[-0-9,]+', rb"\g<1>" + top, line)
+        for line in body
+    ]
+    return _jhist_case(rng, list(lines[:2]) + body, name, None), ["history"], ANY, f"{name[:26]}: counters at 2^63 - 1"
+
+
 def m_deep_tree(rng: random.Random) -> Made:
     """A log at the bottom of directories nested past the scan's depth cap, and one above it (F7, scaled down)."""
     depth = rng.choice((17, 40, 200))
@@ -800,6 +813,7 @@ MUTATORS: Final[dict[str, Mutator]] = {
     "redaction_regex": m_redaction_regex,
     "jhist_lines": m_jhist_lines,
     "jhist_timewarp": m_jhist_timewarp,
+    "jhist_counters": m_jhist_counters,
     "deep_tree": m_deep_tree,
     "bad_paths": m_bad_paths,
     "conf": m_conf,
@@ -814,6 +828,8 @@ SUITES: Final[dict[str, tuple[str, ...]]] = {
     "expensive": EXPENSIVE,
     # Stored in the database as well (the CI run): what could make PostgreSQL refuse a report.
     "stored": ("control_characters", "wrong_types", "unknown_events", "missing_events", "jhist_lines", "conf"),
+    # MapReduce only (a nightly run can focus on it).
+    "mapreduce": ("jhist_lines", "jhist_timewarp", "jhist_counters", "conf", "conf_bomb"),
     # Trees a poll pass over an event-log directory meets (the CI run polls them).
     "polled": ("special_files", "rolling", "deep_tree", "codec", "truncate"),
 }

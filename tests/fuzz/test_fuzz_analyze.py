@@ -46,11 +46,17 @@ OPEN_MUTATORS: Final = {
 _TIMES = (
     "F17: negative, zero or -2^63 times from the log reach the metrics unclamped, without a warning; branch budgets"
 )
+_NEGATIVE = "F17: negative times and sizes from the log (-1) reach the metrics, without a warning; branch budgets"
 _TWICE = "F17 (fuzz-3): a repeated TaskEnd is counted twice without a warning: core_utilization > 1; branch budgets"
 OPEN_CASES: Final[dict[tuple[str, int], str]] = {
-    ("cheap", 34): _TWICE,
-    ("cheap", 63): _TWICE,
-    ("cheap", 176): OPEN_MUTATORS["invalid_utf8"],
+    ("cheap", 53): OPEN_MUTATORS["invalid_utf8"],
+    ("cheap", 313): OPEN_MUTATORS["invalid_utf8"],
+    ("cheap", 81): _NEGATIVE,
+    ("cheap", 107): _NEGATIVE,
+    ("cheap", 87): _TWICE,
+    ("cheap", 113): _TWICE,
+    ("cheap", 243): _TWICE,
+    ("cheap", 269): _TWICE,
 }
 
 
