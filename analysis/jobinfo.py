@@ -69,6 +69,7 @@ import yaml
 
 from appmodel import Environment
 from appmodel.redaction import REDACTED
+from heuristics.config import safe_load_yaml
 
 DEFAULTS_PATH: Final = Path(__file__).with_name("jobinfo_defaults.yaml")
 
@@ -469,7 +470,7 @@ def _configured(path: str, mtime_ns: int) -> JobInfoConfig:
 def _read_yaml(path: Path) -> Mapping[str, Any]:
     try:
         with open(path, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle)
+            data = safe_load_yaml(handle)
     except OSError as exc:
         raise JobInfoConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:

@@ -112,7 +112,8 @@ class AppMetrics:
         "Sum over executors (the driver in local mode) of cores x lifetime.", "ms"
     )
     core_utilization: float | None = _doc(
-        "Total task time / available core time: the share of paid-for cores kept busy (1.0 = always busy)."
+        "Total task time / available core time: the share of paid-for cores kept busy (1.0 = always busy; "
+        "never above 1: more task time than core time is a broken log, said in the notes)."
     )
     first_task_delay_ms: int | None = _doc(
         "First task launch minus application start: start-up, resource wait and driver-side work.", "ms"
@@ -292,10 +293,12 @@ def _task_time_by_executor(app: SparkApp) -> tuple[int, np.ndarray]:
         tasks = stage.tasks
         if not len(tasks):
             continue
-        total += int(tasks.duration_ms.sum())
+        # Never negative, whichever fetcher built the app (the event-log reader already sets such tasks right).
+        durations = np.maximum(tasks.duration_ms, 0)
+        total += int(durations.sum())
         known = (tasks.executor >= 0) & (tasks.executor < len(per_executor))
         per_executor += np.bincount(
-            tasks.executor[known], weights=tasks.duration_ms[known].astype(np.float64), minlength=len(per_executor)
+            tasks.executor[known], weights=durations[known].astype(np.float64), minlength=len(per_executor)
         )
     return total, per_executor
 
@@ -462,6 +465,13 @@ def compute_metrics(app: SparkApp) -> AppMetrics:
     elif task_jvms:
         notes.append("executor cores or lifetimes are unknown: available core time is unknown")
     core_utilization = total_task_time / available_core_time if available_core_time else None
+    if core_utilization is not None and core_utilization > 1.0:
+        # A core runs one task at a time: more task time than core time means the log's times or cores are wrong.
+        notes.append(
+            f"task time is {core_utilization:.3g} times the available core time (wrong times or cores in the log): "
+            "core utilization capped at 1"
+        )
+        core_utilization = 1.0
 
     launches = [
         int(stage.tasks.launch_ms[stage.tasks.launch_ms > 0].min())

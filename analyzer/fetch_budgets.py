@@ -1,8 +1,11 @@
-"""The settings' resource budgets for job confs and History Server zips, applied to the fetchers once at start-up.
+"""The settings' resource budgets for event logs and job histories, job confs and History Server zips, applied to
+the fetchers once at start-up.
 
-The fetchers are Django-free and hold their own defaults (``fetchers.hadoop_conf.ConfBudget``, the class
-attributes of ``fetchers.spark_history.SparkHistoryBackend``); a setting left unset (None) keeps the fetcher's
-default, and nothing is imported when none is set (start-up time of ``analyze``).
+The fetchers are Django-free and hold their own defaults (``fetchers.budgets.ReadBudgets``,
+``fetchers.hadoop_conf.ConfBudget``, the class attributes of ``fetchers.spark_history.SparkHistoryBackend``); a
+setting left unset (None) keeps the fetcher's default. The conf and zip fetchers are imported only when one of their
+settings is set (start-up time of ``analyze``); ``fetchers.budgets``, a small module every reader imports anyway,
+always is.
 """
 
 from __future__ import annotations
@@ -27,7 +30,12 @@ def _given(settings: Any, names: dict[str, str]) -> dict[str, Any]:
 
 
 def apply_fetch_budgets(settings: Any) -> None:
-    """Replace the fetchers' defaults by the budgets ``settings`` sets."""
+    """Replace the fetchers' defaults by the budgets ``settings`` sets (a bad read budget: ValueError naming it)."""
+    from fetchers import budgets  # a small module: the readers of every input import it anyway
+
+    read = _given(settings, dict(budgets.SETTINGS))
+    if read:
+        budgets.set_default_budgets(dataclasses.replace(budgets.default_budgets(), **read))
     conf = _given(settings, _CONF)
     if conf:
         from fetchers import hadoop_conf

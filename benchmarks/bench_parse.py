@@ -1,8 +1,10 @@
 """Time Hindsight on one event log: parse (fetchers.spark_eventlog.read_apps) and analyze, in a fresh process.
 
 The child is ``python -c`` with nothing imported beforehand, so the wall time includes interpreter start-up
-and imports, as the History Server's includes JVM start-up. Throughput is uncompressed MB (10^6 bytes) per
-wall-clock second; peak RSS is the child's ru_maxrss (os.wait4). The analysis is
+and imports, as the History Server's includes JVM start-up; Hindsight's modules are compiled to bytecode first,
+as in an installed copy, and it runs with one BLAS thread, as ``manage.py analyze`` does (``child_env``).
+Throughput is uncompressed MB (10^6 bytes) per wall-clock second; peak RSS is the child's ru_maxrss (os.wait4).
+The analysis is
 ``analysis.pipeline.analyze(app, heuristics.load_suite())`` when the pipeline exists, else
 ``load_suite().evaluate(app)``; it needs no database.
 
@@ -12,6 +14,7 @@ wall-clock second; peak RSS is the child's ru_maxrss (os.wait4). The analysis is
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import subprocess
@@ -100,9 +103,24 @@ def uncompressed_size(log: Path) -> int:
     return total
 
 
+def child_env() -> dict[str, str]:
+    """The child's environment: Hindsight's pure packages compiled first, and one BLAS thread (issue 15).
+
+    An installed copy (pip, a container image) runs from ``.pyc`` files. A checkout under PYTHONDONTWRITEBYTECODE=1
+    (as the benchmark machine's shell sets it) has none, so every child compiled all of Hindsight again: about 0.1 s
+    of CPU (more wall time on a busy machine) of the 0.96 s of imports issue 15 measured. Compiled once here, into
+    the git-ignored ``__pycache__`` directories, the children read them like an installed copy. One BLAS thread
+    unless the environment sets it, as ``manage.py analyze`` runs (docs/DECISIONS.md "Start-up of analyze").
+    """
+    for package in ("appmodel", "analysis", "fetchers", "heuristics"):
+        compileall.compile_dir(REPO / package, quiet=1)
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    return {"OPENBLAS_NUM_THREADS": "1"} | env | {"PYTHONPATH": str(REPO)}
+
+
 def bench(log: Path, uncompressed_bytes: int | None = None) -> dict[str, Any]:
     size = uncompressed_bytes if uncompressed_bytes is not None else uncompressed_size(log)
-    env = os.environ | {"PYTHONPATH": str(REPO)}
+    env = child_env()
     # Output goes to files, not pipes: the parent must not reap the child (wait4 below needs to).
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()

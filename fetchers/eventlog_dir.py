@@ -170,6 +170,8 @@ class EventLogDirectoryBackend(Backend):
         for outcome in read_apps(path, self.params["redaction_patterns"]):
             if outcome.app is not None:
                 return outcome.app
+            if outcome.over_budget:  # another try would take as long again: the app is failed at once
+                raise BackendError(outcome.error or f"{path}: over its read budget", permanent=True)
             errors.append(outcome.error or f"{outcome.source}: unreadable")
         raise BackendError(errors[0] if errors else f"{path}: no event log there")
 
@@ -426,5 +428,7 @@ def _read_download(local: Path, key: str, redaction_patterns: Sequence[str]) -> 
             app.source = key
             app.warnings[:] = [named(warning) for warning in app.warnings]
             return app
+        if outcome.over_budget:
+            raise BackendError(named(outcome.error or f"{outcome.source}: over its read budget"), permanent=True)
         errors.append(named(outcome.error or f"{outcome.source}: unreadable"))
     raise BackendError(errors[0] if errors else f"{key}: no event log there")  # as for a local log

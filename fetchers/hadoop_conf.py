@@ -25,6 +25,7 @@ that took part of its text from a secret property through ``${...}`` is redacted
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from typing import IO, Final
 from xml.parsers import expat
 
 from appmodel.redaction import REDACTED, SENSITIVE_KEYS_PROPERTY, Redactor, sensitive_key_patterns
+from fetchers.eventlog.layout import NotRegularFile, open_regular
 
 MAX_SUBSTITUTIONS: Final = 20  # Hadoop's Configuration.MAX_SUBST
 _CHUNK: Final = 1 << 16
@@ -80,11 +82,16 @@ def read_conf_xml(
     """Parse, resolve and redact one configuration file; ConfError when it cannot be read or parsed at all."""
     budget = budget or _default_budget
     try:
-        size = path.stat().st_size
-        if size > budget.max_file_bytes:
-            raise ConfError(f"{path.name}: {size} bytes, larger than the limit of {budget.max_file_bytes}; not read")
-        with path.open("rb") as fh:
+        # Opened without blocking and checked on the descriptor: a FIFO in the file's place is refused, not waited on.
+        with open_regular(path) as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > budget.max_file_bytes:
+                raise ConfError(
+                    f"{path.name}: {size} bytes, larger than the limit of {budget.max_file_bytes}; not read"
+                )
             raw = parse_conf_xml(fh, name=path.name, max_bytes=budget.max_file_bytes)
+    except NotRegularFile:
+        raise ConfError(f"{path.name}: not a regular file; not read") from None
     except OSError as exc:
         raise ConfError(f"{path.name}: cannot read ({exc.strerror or exc})") from exc
     return resolve_and_redact(raw, redaction_patterns, name=path.name, budget=budget)

@@ -382,6 +382,8 @@ def _read_attempt(logs_dir: Path, ref: AppRef, source: str, redaction_patterns: 
     for outcome in read_apps(logs_dir, redaction_patterns):
         if outcome.app is not None:
             apps.append(outcome.app)
+        elif outcome.over_budget:  # another download and read would take as long again: failed at once
+            raise BackendError(f"{where}: {_local(outcome.error or 'over its read budget', logs_dir)}", permanent=True)
         elif outcome.error:
             errors.append(_local(outcome.error, logs_dir))
     matching = [app for app in apps if app.app_id == ref.app_id and app.attempt_id == ref.attempt_id]

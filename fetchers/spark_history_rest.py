@@ -52,6 +52,7 @@ from appmodel.spark import (
     TaskStatus,
 )
 from fetchers.backends import BackendError
+from fetchers.budgets import Clipper, default_budgets
 from fetchers.http import get_json
 
 __all__ = ("DEFAULT_MAX_TASKS", "DEFAULT_PAGE_SIZE", "REST_WARNING", "app_from_rest", "rest_epoch_ms")
@@ -236,8 +237,39 @@ def app_from_rest(
     if not isinstance(stages, list):
         raise BackendError(f"{where}: the stage list is not a JSON list; is this a History Server?", permanent=True)
     _stages(rest, stages, app, page_size=max(1, page_size), max_tasks=max_tasks)
+    _clip_fields(app)
     _finish(app, completed)
     return app
+
+
+def _clip_fields(app: SparkApp) -> None:
+    """Names and texts cut at the read budgets, as the event-log reader cuts them (``fetchers.budgets``, issue 15
+    F11): a 200 MB app name must not be stored and served whichever way the app was read."""
+    clip = Clipper(default_budgets())
+    app.name = clip.name("app names", app.name)
+    app.user = clip.name("user names", app.user)
+    for job in app.jobs.values():
+        job.name = clip.name("job names", job.name)
+        if job.description is not None:
+            job.description = clip.text("job descriptions", job.description)
+        if job.failure_reason is not None:
+            job.failure_reason = clip.text("job failure reasons", job.failure_reason)
+    for stage in app.stages.values():
+        stage.name = clip.name("stage names", stage.name)
+        stage.details = clip.text("stage call sites", stage.details)
+        if stage.failure_reason is not None:
+            stage.failure_reason = clip.text("stage failure reasons", stage.failure_reason)
+    for executor in app.executors.values():
+        executor.host = clip.name("host names", executor.host)
+    env = app.environment
+    for section in ("spark_properties", "system_properties", "hadoop_properties", "metrics_properties"):
+        pairs = getattr(env, section)
+        setattr(
+            env,
+            section,
+            {clip.name("configuration keys", k): clip.text("configuration values", v) for k, v in pairs.items()},
+        )
+    app.warnings.extend(clip.warnings())
 
 
 def _application(rest: _Rest, app: SparkApp, where: str) -> bool:

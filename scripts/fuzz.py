@@ -29,7 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=int(time.strftime("%Y%m%d")), help="default: today's date")
     parser.add_argument("--cases", type=int, default=1000, help="how many cases (default 1000)")
     parser.add_argument("--case", type=int, action="append", help="run only this case index (repeatable)")
-    parser.add_argument("--suite", default="all", help="mutator list: all (default), cheap, expensive, stored, polled, mapreduce")
+    parser.add_argument(
+        "--suite", default="all", help="mutator list: all (default), cheap, expensive, stored, polled, mapreduce"
+    )
     parser.add_argument("--out", type=Path, default=None, help="where failing inputs go (var/fuzz-failures)")
     parser.add_argument("--quiet", action="store_true", help="no line per case")
     args = parser.parse_args(argv)

@@ -1,7 +1,7 @@
 """Shared fixtures for all tests, and the skip of the ``postgres``-marked tests on another database."""
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -45,3 +45,17 @@ def refdata() -> Path:
     if not path.is_dir():
         pytest.skip(f"reference data not found at {path}")
     return path
+
+
+@pytest.fixture
+def read_budgets(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
+    """``read_budgets(max_lines=10)``: the read budgets (fetchers.budgets) every reader uses, for this test only."""
+
+    def replace(**values: float) -> None:
+        import dataclasses
+
+        from fetchers import budgets
+
+        monkeypatch.setattr(budgets, "_default_budgets", dataclasses.replace(budgets.default_budgets(), **values))
+
+    return replace

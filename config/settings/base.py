@@ -86,6 +86,7 @@ INSTALLED_APPS = [
     "axes",
     "analyzer",
     "webui",
+    "config.apps.CeleryAppConfig",  # makes the Celery app current at set-up (config/__init__.py says why)
 ]
 
 MIDDLEWARE = [
@@ -194,6 +195,18 @@ HINDSIGHT_ENQUEUE_GRACE_S = int(os.environ.get("HINDSIGHT_ENQUEUE_GRACE_S", "900
 # requests in flight at once toward it (the server is the bottleneck). Unset: 1000 and 4.
 HINDSIGHT_JOBHISTORY_TASK_SAMPLE = _env_int("HINDSIGHT_JOBHISTORY_TASK_SAMPLE")  # None: the backend's default (1000)
 HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY = _env_int("HINDSIGHT_JOBHISTORY_MAX_CONCURRENCY")  # None: the backend's (4)
+# Reading one Spark event log or .jhist (fetchers.budgets.ReadBudgets, docs/SOURCES.md "Resource budgets"); None: the
+# fetcher's default. Decompressed bytes per compressed part (200 x its size, at least 1 MiB) and per log (64 GiB),
+# non-empty lines (200M), one line (64 MiB: longer is skipped as malformed), wall-clock seconds per log (900: over
+# it the log is an error and a poll claim fails at once), characters kept of a name (1,000) and of a text or
+# configuration value (100,000).
+HINDSIGHT_READ_MAX_RATIO = _env_int("HINDSIGHT_READ_MAX_RATIO")
+HINDSIGHT_READ_MAX_BYTES = _env_int("HINDSIGHT_READ_MAX_BYTES")
+HINDSIGHT_READ_MAX_LINES = _env_int("HINDSIGHT_READ_MAX_LINES")
+HINDSIGHT_READ_MAX_LINE_BYTES = _env_int("HINDSIGHT_READ_MAX_LINE_BYTES")
+HINDSIGHT_INPUT_TIME_BUDGET_S = _env_float("HINDSIGHT_INPUT_TIME_BUDGET_S")
+HINDSIGHT_READ_MAX_NAME_CHARS = _env_int("HINDSIGHT_READ_MAX_NAME_CHARS")
+HINDSIGHT_READ_MAX_TEXT_CHARS = _env_int("HINDSIGHT_READ_MAX_TEXT_CHARS")
 # Resource budgets for what sources hand us (docs/SOURCES.md "Resource budgets"); None: the fetcher's own default.
 # MapReduce job confs (fetchers.hadoop_conf.ConfBudget): the file's size (16 MiB), one value after ${var} expansion
 # (1 MiB of characters) and the characters expansion may build in one file (16 MiB).

@@ -19,7 +19,7 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import BinaryIO, Final
 
 from fetchers.eventlog.codecs import HEAD_SIZE, UnknownFormat, codec_from_name, detect_codec
 
@@ -310,7 +310,8 @@ def _list_dir(directory: Path) -> list[Path]:
 def regular_file_problem(path: Path) -> str | None:
     """Why ``path`` is not a regular file to open ("not a regular file", "no such file", ...), None when it is.
 
-    Checked with ``stat``, which never blocks, before any ``open``: opening a FIFO waits for a writer for ever.
+    Checked with ``stat``, which never blocks: for listings, before anything is opened. Opening goes through
+    :func:`open_regular`, which checks the file it opened (the path may have changed in between).
     """
     try:
         mode = os.stat(path).st_mode
@@ -318,18 +319,45 @@ def regular_file_problem(path: Path) -> str | None:
         return "no such file"
     except OSError as error:
         return f"cannot read ({error.strerror or error})"
+    return _mode_problem(mode)
+
+
+def _mode_problem(mode: int) -> str | None:
     if stat.S_ISDIR(mode):
         return "is a directory, expected a file"
     return None if stat.S_ISREG(mode) else NOT_REGULAR
 
 
-def _read_head(path: Path) -> bytes:
-    problem = regular_file_problem(path)
-    if problem is not None:
-        raise EventLogError(f"{path}: {problem}")
+class NotRegularFile(OSError):
+    """``open_regular`` refused a path that is not a regular file (the message says what it is)."""
+
+
+def open_regular(path: Path, buffering: int = -1) -> BinaryIO:
+    """``path`` opened for binary reading, only if it is a regular file; NotRegularFile (an OSError) if not.
+
+    Opened with ``O_NONBLOCK`` and checked with ``fstat`` on the descriptor itself, so there is no window between
+    a check and the open: a FIFO put in the file's place is refused at once instead of blocking ``open()`` for ever
+    waiting for a writer. The flag is cleared before any read. Symbolic links are followed: directory scans take
+    linked logs on purpose (``_scan``).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
-        with open(path, "rb") as fh:
+        problem = _mode_problem(os.fstat(fd).st_mode)
+        if problem is not None:
+            raise NotRegularFile(f"{path}: {problem}")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb", buffering=buffering)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _read_head(path: Path) -> bytes:
+    try:
+        with open_regular(path) as fh:
             return fh.read(HEAD_SIZE)
+    except NotRegularFile as error:
+        raise EventLogError(str(error)) from None
     except IsADirectoryError:
         raise EventLogError(f"{path}: is a directory, expected a file") from None
     except FileNotFoundError:
@@ -370,6 +398,7 @@ __all__ = (
     "EventLog",
     "EventLogError",
     "EventLogPart",
+    "NotRegularFile",
     "RollingSelection",
     "databricks_listing",
     "databricks_selection",
@@ -377,6 +406,7 @@ __all__ = (
     "find_event_logs",
     "in_progress_reason",
     "name_hints",
+    "open_regular",
     "regular_file_problem",
     "rolling_listing",
     "rolling_selection",

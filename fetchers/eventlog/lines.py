@@ -8,12 +8,20 @@ writer) may end in a torn line: it is still yielded, and the JSON parser counts 
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from itertools import chain
 from types import TracebackType
-from typing import Final, Self
+from typing import Self
 
+from fetchers.budgets import (
+    MIN_DECOMPRESSED_ALLOWANCE,
+    SETTINGS,
+    ReadBudgets,
+    default_budgets,
+    over_budget_warning,
+)
 from fetchers.eventlog.codecs import CHUNK_SIZE, HEAD_SIZE, StreamProblem, UnknownFormat, decode, detect_codec
 from fetchers.eventlog.layout import (
     DATABRICKS,
@@ -23,11 +31,9 @@ from fetchers.eventlog.layout import (
     EventLogPart,
     databricks_listing,
     in_progress_reason,
+    open_regular,
     rolling_listing,
 )
-
-# A longer "line" is binary junk, not an event (real Environment / SQL plan lines are a few MB).
-MAX_LINE_BYTES: Final = 256 << 20
 
 
 class LineStream:
@@ -41,13 +47,20 @@ class LineStream:
 
     ``warnings`` and ``partial`` are final once iteration ends. ``bytes_read`` counts decompressed bytes
     (newlines included), per chunk as it is read, so it runs at most one chunk ahead of the lines yielded.
+
+    ``budgets`` (``fetchers.budgets``; default: from the environment) bound the decompressed bytes, per part
+    relative to its compressed size and per log, and the length of a line: a longer line is streamed past without
+    being held, counted in ``long_lines``. Over a byte budget the read stops (``partial``, a warning naming it).
     """
 
-    def __init__(self, log: EventLog, chunk_size: int = CHUNK_SIZE) -> None:
+    def __init__(self, log: EventLog, chunk_size: int = CHUNK_SIZE, budgets: ReadBudgets | None = None) -> None:
         self.log = log
         self.warnings: list[str] = []
         self.partial = False
         self.bytes_read = 0
+        self.long_lines = 0  # lines over budgets.max_line_bytes, skipped: malformed lines the parser never saw
+        self.budgets = budgets or default_budgets()
+        self._stopped = False
         self._chunk_size = chunk_size
         self._check_layout()
         self._raw = self._generate()
@@ -100,15 +113,30 @@ class LineStream:
     def _generate(self) -> Generator[RawChunk, None, None]:
         for part in self.log.parts:
             yield from self._part_lines(part)
+            if self._stopped:
+                return
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    def stop(self, warning: str) -> None:
+        """End the read at the next chunk: a budget was exceeded (the warning says which)."""
+        self._report(warning, True)
+        self._stopped = True
 
     def _part_lines(self, part: EventLogPart) -> Iterator[RawChunk]:
         """Batches of lines of one part, one batch per decoded chunk."""
         name = part.path.name
+        budgets = self.budgets
         try:
-            fh = open(part.path, "rb", buffering=max(self._chunk_size, io.DEFAULT_BUFFER_SIZE))  # noqa: SIM115
+            fh = open_regular(part.path, buffering=max(self._chunk_size, io.DEFAULT_BUFFER_SIZE))
         except OSError as error:
             self._report(f"{name}: cannot read ({error.strerror or error}); part skipped", True)
             return
+        compressed_size = os.fstat(fh.fileno()).st_size
+        max_line = budgets.max_line_bytes
+        part_bytes = 0
         pending: list[bytes] = []  # pieces of a line spanning chunks
         pending_size = 0
         oversized = False
@@ -125,25 +153,43 @@ class LineStream:
             def report(message: str, partial: bool) -> None:
                 self._report(f"{name}: {message}", partial)
 
+            # Decompressed bytes this part may give, relative to its compressed size: a bomb stops early.
+            allowance = None if codec is None else max(budgets.max_ratio * compressed_size, MIN_DECOMPRESSED_ALLOWANCE)
             for chunk in decode(fh, codec, report, self._chunk_size):
                 self.bytes_read += len(chunk)
+                part_bytes += len(chunk)
+                if allowance is not None and part_bytes > allowance:
+                    ratio = f"more than {budgets.max_ratio} times its compressed size ({compressed_size:,} bytes)"
+                    self.stop(f"{name}: " + over_budget_warning(f"decompresses to {ratio}", "max_ratio"))
+                elif self.bytes_read > budgets.max_bytes:
+                    total = f"the log decompresses to more than {budgets.max_bytes:,} bytes"
+                    self.stop(f"{name}: " + over_budget_warning(total, "max_bytes"))
+                if self._stopped:
+                    pending, oversized = [], True  # what was read of the last line is not a line
+                    break
                 newline = chunk.rfind(b"\n")
                 if newline < 0:  # no newline in the chunk: the line goes on
                     if oversized:
                         continue
                     pending_size += len(chunk)
-                    if pending_size > MAX_LINE_BYTES:
-                        if not oversized:
-                            self._report(f"{name}: line longer than {MAX_LINE_BYTES >> 20} MiB skipped", True)
+                    if pending_size > max_line:
+                        self._long_line(name)
                         oversized, pending, pending_size = True, [], 0
                     else:
                         pending.append(chunk)
                     continue
+                first = chunk.find(b"\n")
+                if pending and pending_size + first > max_line:
+                    self._long_line(name)
+                    oversized, pending = True, []
                 if oversized:  # the end of a line too long to keep: dropped
-                    yield RawChunk(None, chunk, chunk.find(b"\n") + 1, newline + 1)
+                    yield RawChunk(None, chunk, first + 1, newline + 1)
                 elif pending:
-                    first = chunk.find(b"\n")
-                    yield RawChunk(b"".join((*pending, chunk[:first])), chunk, first + 1, newline + 1)
+                    pending.append(chunk[:first])
+                    line = b"".join(pending)
+                    pending = []  # the pieces are freed before the line is parsed: a long line is held once
+                    yield RawChunk(line, chunk, first + 1, newline + 1)
+                    del line
                 else:
                     yield RawChunk(None, chunk, 0, newline + 1)
                 last = chunk[newline + 1 :]
@@ -158,6 +204,17 @@ class LineStream:
             fh.close()
         if pending and not oversized:
             yield RawChunk(b"".join(pending), b"", 0, 0)  # torn last line: the parser decides whether it is usable
+
+    def _long_line(self, name: str) -> None:
+        """A line over the budget, skipped: counted, and one warning per log."""
+        self.long_lines += 1
+        if self.long_lines == 1:
+            limit = self.budgets.max_line_bytes
+            self._report(
+                f"{name}: a line longer than {limit:,} bytes skipped as malformed (raise {SETTINGS['max_line_bytes']} "
+                "to read such lines)",
+                True,
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,14 +237,14 @@ class RawChunk:
         return pieces if all(pieces) else [line for line in pieces if line]
 
 
-def open_lines(log: EventLog, *, chunk_size: int = CHUNK_SIZE) -> LineStream:
+def open_lines(log: EventLog, *, chunk_size: int = CHUNK_SIZE, budgets: ReadBudgets | None = None) -> LineStream:
     """A line stream over ``log``; EventLogError (one line) if none of its files can be opened."""
-    return LineStream(log, chunk_size)
+    return LineStream(log, chunk_size, budgets)
 
 
 def _readable(part: EventLogPart) -> bool:
     try:
-        with open(part.path, "rb"):
+        with open_regular(part.path):
             return True
     except OSError:
         return False

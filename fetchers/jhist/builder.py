@@ -43,6 +43,7 @@ from appmodel.mapreduce import (
     MRTaskStatus,
 )
 from appmodel.spark import ParseStats
+from fetchers.budgets import Clipper, ReadBudgets, TimingFixes, default_budgets
 from fetchers.jhist.events import (
     _ABSENT,
     _ATTEMPT_FINISHED,
@@ -177,8 +178,9 @@ class _Phase:
 class JhistBuilder:
     """Feed it every line of one history file (header included), then ``finish()``."""
 
-    def __init__(self, *, source: str) -> None:
+    def __init__(self, *, source: str, budgets: ReadBudgets | None = None) -> None:
         self.app = MapReduceApp(job_id="", source=source)
+        self.clip = Clipper(budgets or default_budgets())
         self.stats: ParseStats = self.app.stats
         self.phases = {MRPhaseKind.MAP: _Phase(MRPhaseKind.MAP), MRPhaseKind.REDUCE: _Phase(MRPhaseKind.REDUCE)}
         self.declared = {MRPhaseKind.MAP: 0, MRPhaseKind.REDUCE: 0}
@@ -206,7 +208,7 @@ class JhistBuilder:
             if self._line_no == 1:
                 self._header(line)
                 continue
-            if not line or (len(line) < 4 and not line.strip()):
+            if not line or (line[:1].isspace() and not line.strip()):  # blank lines are not lines
                 continue
             self.stats.lines += 1
             try:
@@ -299,9 +301,9 @@ class JhistBuilder:
             self.app.diagnostics = diagnostics[:MAX_DIAGNOSTICS_CHARS]
         elif etype == "AM_STARTED":
             self.app.am_attempts += 1
-            self.app.am_host = _text(e.get("nodeManagerHost"))
+            self.app.am_host = self.clip.name("host names", _text(e.get("nodeManagerHost")))
         elif etype == "JOB_QUEUE_CHANGED":
-            self.app.queue = _text(e.get("jobQueueName")) or self.app.queue
+            self.app.queue = self.clip.name("queue names", _text(e.get("jobQueueName"))) or self.app.queue
         elif etype == "JOB_PRIORITY_CHANGED":
             self.app.priority = _text(e.get("priority")) or None
         elif etype in _SKIPPED_EVENTS:
@@ -548,9 +550,10 @@ class JhistBuilder:
     def _job_submitted(self, e: dict[str, Any]) -> None:
         app = self.app
         app.job_id = _text(e.get("jobid")) or app.job_id
-        app.name = _text(e.get("jobName"))
-        app.user = _text(e.get("userName"))
-        app.queue = _text(e.get("jobQueueName"))
+        clip = self.clip
+        app.name = clip.name("job names", _text(e.get("jobName")))
+        app.user = clip.name("user names", _text(e.get("userName")))
+        app.queue = clip.name("queue names", _text(e.get("jobQueueName")))
         app.submit_ms = _int(e["submitTime"])
         priority = _text(e.get("priority"))
         if priority:
@@ -558,7 +561,7 @@ class JhistBuilder:
         for key in ("workflowId", "workflowName", "workflowNodeName", "workflowAdjacencies", "workflowTags"):
             value = _text(e.get(key))
             if value:
-                app.workflow[key] = value
+                app.workflow[key] = clip.text("workflow fields", value)
 
     def _job_end(self, e: dict[str, Any], status: MRJobStatus) -> None:
         app = self.app
@@ -575,6 +578,28 @@ class JhistBuilder:
                     setattr(phase, attr, None)
 
     # -- the end
+
+    def _fix_times(self) -> None:
+        """Ends before their starts become the start (issue 15 F17), one warning per kind; the job is then partial."""
+        fixes = TimingFixes()
+        for phase in self.phases.values():
+            data = phase.data[: phase.size]
+            for start, end, kind in (
+                (_C_START, _C_FINISH, "task attempt(s)"),
+                (_C_TASK_START, _C_TASK_FINISH, f"{phase.kind.value} task(s)"),
+            ):
+                backwards = (data[:, start] > 0) & (data[:, end] > 0) & (data[:, end] < data[:, start])
+                count = int(np.count_nonzero(backwards))
+                if count:
+                    fixes.add(f"{kind} ending before they start", count)
+                    data[backwards, end] = data[backwards, start]
+        app = self.app
+        began = app.launch_ms if app.launch_ms is not None else app.submit_ms
+        if began is not None and app.finish_ms is not None and 0 < app.finish_ms < began:
+            fixes.add("job(s) ending before they start")
+            app.finish_ms = began
+        for warning in fixes.warnings():
+            self.report(warning, partial=True)
 
     def finish(self) -> MapReduceApp:
         app = self.app
@@ -604,7 +629,10 @@ class JhistBuilder:
         if stats.unknown_events:
             listed = ", ".join(f"{k} x{v}" for k, v in sorted(stats.unknown_events.items()))
             self.report(f"unknown events skipped: {listed}", partial=False)
-        app.hosts = list(self.hosts)
+        app.hosts = [self.clip.name("host names", host) for host in self.hosts]
+        self._fix_times()
+        for warning in self.clip.warnings():
+            self.report(warning, partial=False)
         for kind, phase in self.phases.items():
             model: MRPhase = app.maps if kind is MRPhaseKind.MAP else app.reduces
             model.tasks = phase.columns()

@@ -14,6 +14,7 @@ as the History Server does); this module feeds the lines, reads the tasks and de
 from __future__ import annotations
 
 import struct
+import time
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
@@ -24,6 +25,7 @@ import orjson
 from appmodel.coerce import as_dict, as_text
 from appmodel.redaction import Redactor
 from appmodel.spark import AppStatus, JobStatus, SparkApp, StageAttempt, StageStatus, TaskStatus
+from fetchers.budgets import Clipper, ReadBudgets, TimingFixes, default_budgets
 from fetchers.spark_events.digest import (
     TASK_END_PREFIX,
     TASK_START_PREFIX,
@@ -113,6 +115,8 @@ _STATUS_OF_REASON: Final = {
 _MAX_UNKNOWN_NAMES: Final = 1000
 # build_app / feed() group lines into chunks this long, so they take the same chunk path as read_apps.
 _FEED_CHUNK_LINES: Final = 1024
+# A time later than this after the log is read cannot have been written by its app (clocks drift, not by days).
+FUTURE_SLACK_MS: Final = 86_400_000
 
 
 def _interned(interner: Interner, values: list[str]) -> list[int]:
@@ -146,9 +150,11 @@ class AppBuilder(EventHandlers):
         redactor: Redactor,
         app_id_hint: str | None = None,
         attempt_hint: str | None = None,
+        budgets: ReadBudgets | None = None,
     ) -> None:
         self.app = SparkApp(app_id=app_id_hint or "", attempt_id=attempt_hint, source=source)
         self.redactor = redactor
+        self.clip = Clipper(budgets or default_budgets())
         self.stats = self.app.stats
         self.executors = Interner()
         self.hosts = Interner()
@@ -375,7 +381,7 @@ class AppBuilder(EventHandlers):
         if not isinstance(event, dict) or not isinstance(event.get("Event"), str):
             self._malformed()
             return
-        name = _short_name(event["Event"])
+        name = self.clip.name("event names", _short_name(event["Event"]))
         handler = self._handlers.get(name)
         if handler is None:
             if name in _IGNORED_EVENTS:
@@ -517,9 +523,11 @@ class AppBuilder(EventHandlers):
     def finish(self, *, partial: bool = False, warnings: Iterable[str] = ()) -> SparkApp:
         app = self.app
         app.warnings.extend(warnings)
+        fixes = TimingFixes()
+        horizon_ms = int(time.time() * 1000) + FUTURE_SLACK_MS
         while self.buffers:  # popped one by one so a stage's raw rows are freed as soon as it has columns
             key, buffer = self.buffers.popitem()
-            columns, push = buffer.to_columns()
+            columns, push = buffer.to_columns(fixes, horizon_ms)
             stage = app.stages[key]
             stage.tasks = columns
             if any(push.values()):
@@ -530,7 +538,7 @@ class AppBuilder(EventHandlers):
             if peaked is not None:
                 peaked.executor_peak_metrics = peaks
         app.executor_ids = list(self.executors.values)
-        app.hosts = list(self.hosts.values)
+        app.hosts = [self.clip.name("host names", host) for host in self.hosts.values]
         for executor_id in app.executor_ids:  # tasks on an executor the log never announced
             self._executor(executor_id)
         torn_tail = self.stats.lines > 0 and self.last_malformed_line == self.stats.lines
@@ -545,10 +553,43 @@ class AppBuilder(EventHandlers):
             app.warnings.append("no SparkListenerApplicationEnd: the app was still running or its driver died")
         if not app.name and not app.start_ms:
             app.warnings.append("no SparkListenerApplicationStart: app id taken from the file name")
+        self._fix_times(fixes, horizon_ms)
+        app.warnings.extend(self.clip.warnings())
+        app.warnings.extend(fixes.warnings())
         # No ApplicationEnd means we only saw part of the app's life: the model is partial by definition.
-        app.partial = partial or torn_tail or not self.saw_app_end
+        app.partial = partial or torn_tail or not self.saw_app_end or bool(fixes)
         app.status = self._status()
         return app
+
+    def _fix_times(self, fixes: TimingFixes, horizon_ms: int) -> None:
+        """Ends before their starts become the start, times past ``horizon_ms`` are dropped (issue 15 F17): a
+        broken clock must not give negative durations or an app years long. Tasks are fixed in ``to_columns``."""
+        app = self.app
+
+        def fixed(kind: str, start: int | None, end: int | None) -> int | None:
+            if end is not None and end > horizon_ms:
+                fixes.add(f"{kind} ending more than a day after the log was read")
+                return start if start is not None and start <= horizon_ms else None
+            if start is not None and end is not None and end < start:
+                fixes.add(f"{kind} ending before they start")
+                return start
+            return end
+
+        if app.start_ms is not None and app.start_ms > horizon_ms:
+            fixes.add("app start(s) more than a day after the log was read")
+            app.start_ms = None
+        if app.end_ms is not None and app.end_ms > horizon_ms:  # the last logged event stands in (analysis.metrics)
+            fixes.add("app(s) ending more than a day after the log was read")
+            app.end_ms = None
+        app.end_ms = fixed("app(s)", app.start_ms, app.end_ms)
+        for job in app.jobs.values():
+            job.completion_ms = fixed("job(s)", job.submission_ms, job.completion_ms)
+        for stage in app.stages.values():
+            stage.completion_ms = fixed("stage(s)", stage.submission_ms, stage.completion_ms)
+        for executor in app.executors.values():
+            executor.removed_ms = fixed("executor(s)", executor.added_ms, executor.removed_ms)
+        for execution in app.sql_executions.values():
+            execution.end_ms = fixed("SQL execution(s)", execution.start_ms, execution.end_ms)
 
     def _merge_task_peaks(self) -> None:
         peaks = self.stage_exec_peaks

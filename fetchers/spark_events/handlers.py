@@ -11,11 +11,13 @@ Its underscore helpers (value coercions of the tolerant path) are shared with ``
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from appmodel.coerce import as_dict, as_list, as_text, opt_int
 from appmodel.redaction import Redactor, redact_url_passwords
 from appmodel.spark import Executor, Job, JobStatus, SparkApp, SqlExecution, StageAttempt, StageStatus
+from fetchers.budgets import Clipper
 from fetchers.spark_events.tasks import BadValue, as_int
 
 
@@ -27,15 +29,15 @@ def _opt_int(value: Any) -> int | None:
     return None if value is None else as_int(value)
 
 
-def _str_pairs(value: Any) -> list[tuple[str, str]]:
-    """Environment sections are JSON objects in the log; tolerate lists of [key, value] too."""
-    if isinstance(value, dict):
-        return [(str(k), as_text(v)) for k, v in value.items()]
-    pairs: list[tuple[str, str]] = []
-    for item in as_list(value):
-        if isinstance(item, list | tuple) and len(item) == 2:
-            pairs.append((str(item[0]), as_text(item[1])))
-    return pairs
+def _str_pairs(value: Any, clip: Clipper) -> list[tuple[str, str]]:
+    """Environment sections are JSON objects in the log; tolerate lists of [key, value] too. Keys and values are cut
+    at their budgets here, before anything copies them (a 200 MB value must not be redacted, stored and shown)."""
+    items: Iterable[Any] = (
+        value.items()
+        if isinstance(value, dict)
+        else [item for item in as_list(value) if isinstance(item, list | tuple) and len(item) == 2]
+    )
+    return [(clip.name("configuration keys", str(k)), clip.text("configuration values", as_text(v))) for k, v in items]
 
 
 def _merge_max(target: dict[str, int], metrics: dict[str, Any]) -> None:
@@ -61,6 +63,7 @@ class EventHandlers:
 
     app: SparkApp
     redactor: Redactor
+    clip: Clipper
     live_jobs: set[int]
     stage_exec_peaks: dict[tuple[int, int], dict[str, dict[str, int]]]
     saw_app_end: bool
@@ -74,16 +77,16 @@ class EventHandlers:
         app = self.app
         if app.start_ms is not None:
             app.warnings.append("a second SparkListenerApplicationStart: two logs concatenated? the last one wins")
-        app.name = as_text(event.get("App Name"))
+        app.name = self.clip.name("app names", as_text(event.get("App Name")))
         app.app_id = as_text(event.get("App ID")) or app.app_id
         attempt = event.get("App Attempt ID")
         if attempt is not None:
             app.attempt_id = as_text(attempt)
         app.start_ms = _opt_int(event.get("Timestamp"))
-        app.user = as_text(event.get("User"))
+        app.user = self.clip.name("user names", as_text(event.get("User")))
         driver_logs = event.get("Driver Logs")
         if isinstance(driver_logs, dict):
-            self._executor("driver").log_urls = {str(k): as_text(v) for k, v in driver_logs.items()}
+            self._executor("driver").log_urls = self._log_urls(driver_logs)
 
     def _app_end(self, event: dict[str, Any]) -> None:
         self.saw_app_end = True
@@ -92,17 +95,20 @@ class EventHandlers:
 
     def _environment(self, event: dict[str, Any]) -> None:
         env = self.app.environment
-        spark_pairs = _str_pairs(event.get("Spark Properties"))
-        hadoop_pairs = _str_pairs(event.get("Hadoop Properties"))
+        clip = self.clip
+        spark_pairs = _str_pairs(event.get("Spark Properties"), clip)
+        hadoop_pairs = _str_pairs(event.get("Hadoop Properties"), clip)
         redactor, warnings = self.redactor.for_app(spark_pairs, hadoop_pairs)  # the app's own patterns, RE2
         self.app.warnings.extend(warnings)
         self.redactor = redactor
         env.spark_properties = redactor.redact_pairs(spark_pairs)
-        env.system_properties = redactor.redact_pairs(_str_pairs(event.get("System Properties")))
+        env.system_properties = redactor.redact_pairs(_str_pairs(event.get("System Properties"), clip))
         env.hadoop_properties = redactor.redact_pairs(hadoop_pairs)
-        env.metrics_properties = redactor.redact_pairs(_str_pairs(event.get("Metrics Properties")))
-        env.jvm_information = redactor.redact_pairs(_str_pairs(event.get("JVM Information")))
-        env.classpath_entries = {redact_url_passwords(k): v for k, v in _str_pairs(event.get("Classpath Entries"))}
+        env.metrics_properties = redactor.redact_pairs(_str_pairs(event.get("Metrics Properties"), clip))
+        env.jvm_information = redactor.redact_pairs(_str_pairs(event.get("JVM Information"), clip))
+        env.classpath_entries = {
+            redact_url_passwords(k): v for k, v in _str_pairs(event.get("Classpath Entries"), clip)
+        }
 
     def _resource_profile(self, event: dict[str, Any]) -> None:
         profile_id = as_int(event.get("Resource Profile Id"))
@@ -120,15 +126,16 @@ class EventHandlers:
         stage = self.app.stages.get(key)
         if stage is None:
             stage = self.app.stages[key] = StageAttempt(stage_id=stage_id, attempt_id=attempt_id)
-        stage.name = as_text(info.get("Stage Name"), stage.name)
-        stage.details = as_text(info.get("Details"), stage.details)
+        clip = self.clip
+        stage.name = clip.name("stage names", as_text(info.get("Stage Name"), stage.name))
+        stage.details = clip.text("stage call sites", as_text(info.get("Details"), stage.details))
         stage.num_tasks = as_int(info.get("Number of Tasks"), stage.num_tasks)
         parents = info.get("Parent IDs")
         if isinstance(parents, list):
             stage.parent_ids = tuple(as_int(p) for p in parents)
         rdds = info.get("RDD Info")
         if isinstance(rdds, list):
-            stage.rdd_names = tuple(as_text(as_dict(r).get("Name")) for r in rdds)
+            stage.rdd_names = tuple(clip.name("RDD names", as_text(as_dict(r).get("Name"))) for r in rdds)
         stage.resource_profile_id = as_int(info.get("Resource Profile Id"), stage.resource_profile_id)
         submitted = _opt_int(info.get("Submission Time"))
         if submitted is not None:
@@ -138,7 +145,7 @@ class EventHandlers:
             stage.completion_ms = completed
         failure = info.get("Failure Reason")
         if failure is not None:
-            stage.failure_reason = as_text(failure)
+            stage.failure_reason = clip.text("stage failure reasons", as_text(failure))
         return stage
 
     def _job_start(self, event: dict[str, Any]) -> None:
@@ -154,13 +161,13 @@ class EventHandlers:
         last_info = max(infos, key=lambda i: as_int(i.get("Stage ID")), default={})
         description = properties.get("spark.job.description")
         sql_id = properties.get("spark.sql.execution.id")
+        clip = self.clip
+        group = properties.get("spark.jobGroup.id")
         job = Job(
             job_id=job_id,
-            name=as_text(last_info.get("Stage Name")),
-            description=as_text(description) if description is not None else None,
-            job_group=as_text(properties["spark.jobGroup.id"])
-            if properties.get("spark.jobGroup.id") is not None
-            else None,
+            name=clip.name("job names", as_text(last_info.get("Stage Name"))),
+            description=clip.text("job descriptions", as_text(description)) if description is not None else None,
+            job_group=clip.name("job groups", as_text(group)) if group is not None else None,
             submission_ms=_opt_int(event.get("Submission Time")),
             status=JobStatus.RUNNING,
             stage_ids=ids,
@@ -190,7 +197,8 @@ class EventHandlers:
         else:
             job.status = JobStatus.FAILED
             exception = as_dict(result.get("Exception"))
-            job.failure_reason = as_text(exception.get("Message")) or as_text(result.get("Result"), "JobFailed")
+            reason = as_text(exception.get("Message")) or as_text(result.get("Result"), "JobFailed")
+            job.failure_reason = self.clip.text("job failure reasons", reason)
         time = _opt_int(event.get("Completion Time"))
         job.completion_ms = time if time and time > 0 else None
         for stage in self.app.stages.values():
@@ -229,7 +237,7 @@ class EventHandlers:
     def _executor_added(self, event: dict[str, Any]) -> None:
         executor = self._executor(as_text(event.get("Executor ID")))
         info = as_dict(event.get("Executor Info"))
-        executor.host = as_text(info.get("Host"), executor.host)
+        executor.host = self.clip.name("host names", as_text(info.get("Host"), executor.host))
         executor.cores = as_int(info.get("Total Cores"), executor.cores)
         executor.added_ms = _opt_int(event.get("Timestamp"))
         executor.removed_ms = None
@@ -237,19 +245,25 @@ class EventHandlers:
         executor.resource_profile_id = as_int(info.get("Resource Profile Id"), executor.resource_profile_id)
         urls = info.get("Log Urls")
         if isinstance(urls, dict):
-            executor.log_urls = {str(k): as_text(v) for k, v in urls.items()}
+            executor.log_urls = self._log_urls(urls)
+
+    def _log_urls(self, urls: dict[Any, Any]) -> dict[str, str]:
+        clip = self.clip
+        return {clip.name("log names", str(k)): clip.text("log URLs", as_text(v)) for k, v in urls.items()}
 
     def _executor_removed(self, event: dict[str, Any]) -> None:
         executor = self._executor(as_text(event.get("Executor ID")))
         executor.removed_ms = _opt_int(event.get("Timestamp"))
-        executor.removed_reason = as_text(event.get("Removed Reason")) or None
+        executor.removed_reason = (
+            self.clip.text("executor removal reasons", as_text(event.get("Removed Reason"))) or None
+        )
 
     def _block_manager_added(self, event: dict[str, Any]) -> None:
         manager = as_dict(event.get("Block Manager ID"))
         executor = self._executor(as_text(manager.get("Executor ID")))
         if executor.added_ms is None:
             executor.added_ms = _opt_int(event.get("Timestamp"))
-        executor.host = executor.host or as_text(manager.get("Host"))
+        executor.host = executor.host or self.clip.name("host names", as_text(manager.get("Host")))
         executor.max_memory = as_int(event.get("Maximum Memory"), executor.max_memory)
         executor.max_onheap_memory = as_int(event.get("Maximum Onheap Memory"), executor.max_onheap_memory)
         executor.max_offheap_memory = as_int(event.get("Maximum Offheap Memory"), executor.max_offheap_memory)
@@ -300,11 +314,12 @@ class EventHandlers:
     def _sql_start(self, event: dict[str, Any]) -> None:
         execution_id = as_int(event.get("executionId"))
         root = event.get("rootExecutionId")
+        clip = self.clip
         self.app.sql_executions[execution_id] = SqlExecution(
             execution_id=execution_id,
-            description=as_text(event.get("description")),
-            details=as_text(event.get("details")),
-            physical_plan=as_text(event.get("physicalPlanDescription")),
+            description=clip.text("SQL descriptions", as_text(event.get("description"))),
+            details=clip.text("SQL call sites", as_text(event.get("details"))),
+            physical_plan=clip.text("SQL plans", as_text(event.get("physicalPlanDescription"))),
             start_ms=_opt_int(event.get("time")),
             root_execution_id=_opt_int(root) if root is not None else None,
             job_ids=tuple(j.job_id for j in self.app.jobs.values() if j.sql_execution_id == execution_id),
@@ -317,10 +332,10 @@ class EventHandlers:
             execution = self.app.sql_executions[execution_id] = SqlExecution(execution_id=execution_id)
         execution.end_ms = _opt_int(event.get("time"))
         error = event.get("errorMessage")
-        execution.error_message = as_text(error) if error else None
+        execution.error_message = self.clip.text("SQL error messages", as_text(error)) if error else None
 
     def _sql_adaptive_update(self, event: dict[str, Any]) -> None:
         execution = self.app.sql_executions.get(as_int(event.get("executionId")))
         plan = event.get("physicalPlanDescription")
         if execution is not None and isinstance(plan, str):
-            execution.physical_plan = plan  # AQE re-plans: the last plan is the one that ran
+            execution.physical_plan = self.clip.text("SQL plans", plan)  # AQE re-plans: the last one ran

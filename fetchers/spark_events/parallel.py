@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import multiprocessing
 import os
-from collections.abc import Iterable
-from multiprocessing.connection import Connection
-from typing import Final
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Final
 
+from fetchers.budgets import ReadBudgets
 from fetchers.eventlog import EventLog, LineStream, RawChunk
 from fetchers.spark_events.builder import AppBuilder
 from fetchers.spark_events.digest import ChunkDigest, digest_raw
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 # Below this much log text a second process costs more than it saves. Compressed parts count at a typical
 # event-log compression ratio; tests lower it to force the parallel path on small logs.
@@ -34,9 +36,18 @@ _PIPE_BYTES: Final = 1 << 20  # room for a few dozen batches, so the worker can 
 _F_SETPIPE_SZ: Final = 1031  # Linux fcntl
 
 
-def feed_serial(builder: AppBuilder, chunks: Iterable[RawChunk]) -> None:
+# Called after each chunk is fed (budgets: the wall clock, the line count); may stop the stream or raise.
+ChunkCheck = Callable[[LineStream], None]
+
+
+def feed_serial(
+    builder: AppBuilder, chunks: Iterable[RawChunk], stream: LineStream | None = None, check: ChunkCheck | None = None
+) -> None:
+    """Every chunk digested and fed; ``check(stream)`` after each one when both are given."""
     for chunk in chunks:
         builder.feed_digest(digest_raw(chunk))
+        if check is not None and stream is not None:
+            check(stream)
 
 
 def parallel_worthwhile(log: EventLog) -> bool:
@@ -52,24 +63,34 @@ def parallel_worthwhile(log: EventLog) -> bool:
     return size >= PARALLEL_MIN_BYTES
 
 
-def feed_parallel(builder: AppBuilder, log: EventLog, chunk_size: int) -> LineStream:
+def feed_parallel(
+    builder: AppBuilder,
+    log: EventLog,
+    chunk_size: int,
+    budgets: ReadBudgets | None = None,
+    check: ChunkCheck | None = None,
+) -> LineStream:
     """Like ``feed_serial`` over ``LineStream(log)``, with a worker process digesting most chunks.
 
     Returns the (finished) stream read here, for its warnings and byte count.
     """
     worker: _Worker | None = None
-    stream = LineStream(log, chunk_size)
+    stream = LineStream(log, chunk_size, budgets)
     try:
-        worker = _start_worker(log, chunk_size)
+        worker = _start_worker(log, chunk_size, stream.budgets)
         for index, chunk in enumerate(stream.raw_chunks()):
             if worker is not None and _worker_owns(index):
                 digest = worker.digest_for(index, len(chunk.data))
                 if digest is not None:
                     builder.feed_digest(digest)
+                    if check is not None:
+                        check(stream)
                     continue
                 worker.stop()
                 worker = None
             builder.feed_digest(digest_raw(chunk))
+            if check is not None:
+                check(stream)
     finally:
         stream.close()
         if worker is not None:
@@ -81,22 +102,27 @@ def _worker_owns(index: int) -> bool:
     return (index + 1) * _WORKER_CHUNKS // _OUT_OF > index * _WORKER_CHUNKS // _OUT_OF
 
 
-def _start_worker(log: EventLog, chunk_size: int) -> _Worker | None:
+def _start_worker(log: EventLog, chunk_size: int, budgets: ReadBudgets) -> _Worker | None:
     """None when no process can be started here (fork refused, a daemonic process, a sandbox): read serially."""
     try:
-        return _Worker(log, chunk_size)
+        return _Worker(log, chunk_size, budgets)
     except Exception:  # any failure to start only costs the speed-up
         return None
 
 
 class _Worker:
-    def __init__(self, log: EventLog, chunk_size: int) -> None:
+    def __init__(self, log: EventLog, chunk_size: int, budgets: ReadBudgets) -> None:
+        import multiprocessing  # only for a big log: a small one starts without it (issue 15)
+
         context = multiprocessing.get_context("fork")
         self.receiver, sender = context.Pipe(duplex=False)
         with contextlib.suppress(OSError):
             fcntl.fcntl(sender.fileno(), _F_SETPIPE_SZ, _PIPE_BYTES)
         self.process = context.Process(
-            target=_digest_owned_chunks, args=(log, chunk_size, sender), name="hindsight-chunk-digester", daemon=True
+            target=_digest_owned_chunks,
+            args=(log, chunk_size, budgets, sender),
+            name="hindsight-chunk-digester",
+            daemon=True,
         )
         try:
             self.process.start()
@@ -127,10 +153,11 @@ class _Worker:
             self.process.join()
 
 
-def _digest_owned_chunks(log: EventLog, chunk_size: int, sender: Connection) -> None:
-    """The worker: (chunk index, chunk size, digest) per owned chunk, then the pipe closes."""
+def _digest_owned_chunks(log: EventLog, chunk_size: int, budgets: ReadBudgets, sender: Connection) -> None:
+    """The worker: (chunk index, chunk size, digest) per owned chunk, then the pipe closes. Under the same byte
+    budgets as the reader, so its chunks are the reader's."""
     try:
-        with LineStream(log, chunk_size) as stream:
+        with LineStream(log, chunk_size, budgets) as stream:
             for index, chunk in enumerate(stream.raw_chunks()):
                 if _worker_owns(index):
                     sender.send((index, len(chunk.data), digest_raw(chunk)))

@@ -19,6 +19,7 @@ import numpy as np
 
 from appmodel.coerce import as_dict
 from appmodel.spark import TASK_COLUMNS, Int64Array, TaskColumns, TaskStatus
+from fetchers.budgets import TimingFixes
 from fetchers.spark_events.known_keys import EXECUTOR_METRICS
 
 # Raw row layout. Times that Spark logs in ns stay ns here and become float ms once, in ``to_columns``.
@@ -198,8 +199,15 @@ class TaskBuffer:
         self.rows += packed
         self.count += 1
 
-    def to_columns(self) -> tuple[TaskColumns, dict[str, int]]:
-        """The TaskColumns, and the stage's push-based-shuffle read sums (empty when all zero)."""
+    def to_columns(
+        self, fixes: TimingFixes | None = None, horizon_ms: int | None = None
+    ) -> tuple[TaskColumns, dict[str, int]]:
+        """The TaskColumns, and the stage's push-based-shuffle read sums (empty when all zero).
+
+        Impossible times are set right here, the one place every task passes (issue 15 F17), and counted in
+        ``fixes``: a task that ends before it starts, or after ``horizon_ms`` (later than the log can have been
+        written), ends when it started, so no duration or task-time total is ever negative or absurd.
+        """
         raw = (
             np.frombuffer(self.rows, dtype=np.int64).reshape(-1, WIDTH) if self.rows else np.zeros((0, WIDTH), np.int64)
         )
@@ -209,10 +217,20 @@ class TaskBuffer:
 
         finish, launch = col("finish_ms"), col("launch_ms")
         finished = finish > 0
+        backwards = finished & (finish < launch)
+        future = finished & ~backwards & (finish > horizon_ms) if horizon_ms is not None else None
+        if backwards.any() or (future is not None and future.any()):
+            wrong = backwards if future is None else backwards | future
+            if fixes is not None:
+                fixes.add("task(s) ending before they start", int(np.count_nonzero(backwards)))
+                if future is not None:
+                    fixes.add("task(s) ending more than a day after the log was read", int(np.count_nonzero(future)))
+            finish = np.where(wrong, launch, finish)
         fetch_start = col("getting_result_start_ms")
         derived: dict[str, Any] = {
+            "finish_ms": finish,
             "duration_ms": np.where(finished, finish - launch, 0),
-            "getting_result_ms": np.where(finished & (fetch_start > 0), finish - fetch_start, 0),
+            "getting_result_ms": np.where(finished & (fetch_start > 0), np.maximum(finish - fetch_start, 0), 0),
             "executor_deserialize_cpu_ms": col("executor_deserialize_cpu_ns") / 1e6,
             "executor_cpu_time_ms": col("executor_cpu_time_ns") / 1e6,
             "shuffle_write_time_ms": col("shuffle_write_time_ns") / 1e6,

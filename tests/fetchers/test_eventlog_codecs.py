@@ -8,6 +8,7 @@ import os
 import random
 import shutil
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -163,7 +164,9 @@ def test_a_plain_log_without_a_final_newline_still_yields_its_torn_last_line(tmp
 
 @pytest.mark.parametrize("codec", ["plain", *sorted(ENCODERS)])
 def test_a_line_longer_than_the_read_chunk_survives(tmp_path: Path, codec: str) -> None:
-    long_line = b'{"Event":"SparkListenerEnvironmentUpdate","x":"' + b"ab" * (3 << 20) + b'"}'
+    # Incompressible text: "abab..." would decompress past the ratio budget (fetchers.budgets), as a bomb does.
+    text = random.Random(0).randbytes(3 << 20).hex().encode()
+    long_line = b'{"Event":"SparkListenerEnvironmentUpdate","x":"' + text + b'"}'
     data = b'{"Event":"first"}\n' + long_line + b'\n{"Event":"last"}\n'
     path = tmp_path / ("local-1" if codec == "plain" else f"local-1.{codec}")
     path.write_bytes(data if codec == "plain" else ENCODERS[codec](data))
@@ -374,10 +377,8 @@ def test_the_databricks_log_reads_the_rolled_gzip_part_before_the_current_one(re
     assert not stream.partial
 
 
-def test_an_oversized_binary_line_is_skipped_not_buffered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import fetchers.eventlog.lines as lines_module
-
-    monkeypatch.setattr(lines_module, "MAX_LINE_BYTES", 10_000)
+def test_an_oversized_binary_line_is_skipped_not_buffered(tmp_path: Path, read_budgets: Callable[..., None]) -> None:
+    read_budgets(max_line_bytes=10000)
     path = tmp_path / "local-1"
     path.write_bytes(b'{"Event":"A"}\n' + b"x" * 50_000 + b'\n{"Event":"B"}\n')
 

@@ -296,7 +296,7 @@ def test_an_unreadable_file_is_a_one_line_error(tmp_path: Path, monkeypatch: pyt
     def denied(*args: object, **kwargs: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(layout, "open", denied, raising=False)  # chmod does not stop root, who runs CI
+    monkeypatch.setattr(layout, "open_regular", denied)  # chmod does not stop root, who runs CI
 
     with pytest.raises(EventLogError, match=r"local-1: cannot read \(Permission denied\)$"):
         find_event_logs(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 
 import pytest
@@ -218,3 +219,12 @@ def test_a_job_confs_own_sensitive_keys_add_to_the_defaults_and_never_replace_th
 
     assert props["corp.vault.pin"] == props["fs.azure.account.key.acme"] == props["ssl.keystore.pass"] == REDACTED
     assert props["corp.vault.pin.colour"] == "MARKER-4"
+
+
+def test_a_fifo_in_place_of_a_job_conf_is_refused_at_once_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    """Issue 15 item 5: opened without blocking and checked on the descriptor (a stat first leaves a window)."""
+    fifo = tmp_path / "job_1_conf.xml"
+    os.mkfifo(fifo)
+
+    with pytest.raises(ConfError, match="not a regular file"):
+        read_conf_xml(fifo)

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -203,13 +204,13 @@ def test_lines_spanning_read_chunks_give_the_same_job(monkeypatch: pytest.Monkey
 
 @needs_refdata
 def test_a_line_too_long_to_be_an_event_is_skipped_and_the_rest_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_budgets: Callable[..., None]
 ) -> None:
     lines = SLEEP.read_bytes().split(b"\n")
     path = tmp_path / SLEEP.name
     path.write_bytes(b"\n".join([*lines[:5], b"x" * 5000, *lines[5:]]))
     monkeypatch.setattr(reading, "CHUNK_SIZE", 256)
-    monkeypatch.setattr(reading, "MAX_LINE_BYTES", 4096)  # real event lines of this file are shorter
+    read_budgets(max_line_bytes=4096)  # real event lines of this file are shorter
     app = read_one_job(path)
     assert app.partial
     assert any("longer than" in w for w in app.warnings)

@@ -181,9 +181,9 @@ def test_read_apps_takes_the_parallel_path_above_the_threshold_with_the_same_res
     started: list[bool] = []
     original = parallel._start_worker
 
-    def counting_start(log: EventLog, chunk_size: int) -> Any:
+    def counting_start(log: EventLog, chunk_size: int, budgets: Any) -> Any:
         started.append(True)
-        return original(log, chunk_size)
+        return original(log, chunk_size, budgets)
 
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(parallel, "_start_worker", counting_start)
@@ -191,7 +191,7 @@ def test_read_apps_takes_the_parallel_path_above_the_threshold_with_the_same_res
     assert started
 
 
-def _sends_a_wrong_chunk_then_dies(log: EventLog, chunk_size: int, sender: Any) -> None:
+def _sends_a_wrong_chunk_then_dies(log: EventLog, chunk_size: int, budgets: Any, sender: Any) -> None:
     sender.send((10**9, 0, None))
     sender.close()
 

@@ -390,3 +390,20 @@ def _proxy(upstream: str, refuse: str) -> Iterator[tuple[str, list[str]]]:
         httpd.shutdown()
         httpd.server_close()
         thread.join()
+
+
+@pytest.mark.spark
+def test_a_downloaded_log_over_its_time_budget_falls_back_to_the_rest_views_or_fails_for_good_naming_the_setting(
+    history_server: LiveHistoryServer, read_budgets: Any
+) -> None:
+    """Issue 15 item 4: another download and read of the same log would run out of time again, so the log is not
+    retried: ``auto`` reads the (bounded) REST views instead and says why, ``log`` fails the app at once."""
+    url = history_server.base.removesuffix("/api/v1/")
+    read_budgets(time_s=0.000000001)
+
+    app = SparkHistoryBackend(url=url, retries=1, timeout_s=60).fetch(AppRef(ROLLING))
+    assert any("HINDSIGHT_INPUT_TIME_BUDGET_S" in warning for warning in app.warnings)
+
+    with pytest.raises(BackendError, match="HINDSIGHT_INPUT_TIME_BUDGET_S") as raised:
+        SparkHistoryBackend(url=url, retries=1, timeout_s=60, fetch_mode="log").fetch(AppRef(ROLLING))
+    assert raised.value.permanent

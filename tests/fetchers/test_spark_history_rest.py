@@ -523,3 +523,13 @@ def test_randomly_corrupted_answers_give_an_app_or_a_backend_error_never_anythin
         return
     report = analyze(app, suite)
     assert not any("could not be computed" in w for w in report.warnings), report.warnings
+
+
+def test_a_huge_app_name_from_the_rest_views_is_cut_as_from_a_log(stub: Stub, server: str) -> None:
+    """F11 through a History Server: names are cut to the read budget (fetchers.budgets) with one warning."""
+    stub.views[PREFIX]["name"] = "n" * 300_000
+
+    app = _rest_app(server)
+
+    assert len(app.name) == 1000
+    assert "1 app names longer than 1,000 characters cut to that length (HINDSIGHT_READ_MAX_NAME_CHARS)" in app.warnings

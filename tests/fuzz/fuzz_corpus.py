@@ -48,7 +48,7 @@ ERROR: Final = "error"  # exit 2 with a "hindsight: PATH: reason" line
 WARNED: Final = "warned"  # every report printed carries a warning matching the case's ``warning`` (or exit 2)
 
 # What the warnings for a budget, a cap or an impossible timing say (any of these words will do).
-OVER_BUDGET: Final = r"(?i)budget|\bcap|limit|exceed|truncat|too (long|large|big|many|deep)|stopped"
+OVER_BUDGET: Final = r"(?i)budget|\bcap|limit|exceed|truncat|\bcut\b|too (long|large|big|many|deep)|stopped"
 IMPOSSIBLE_TIMES: Final = r"(?i)clamp|impossible|before (it|they|its|their) start|negative|ends? before"
 
 

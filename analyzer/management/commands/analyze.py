@@ -15,6 +15,10 @@ The contract CI scripts rely on:
   regular files are opened (a FIFO, socket or device is ``not a regular file``); a directory is scanned down to
   16 levels (``fetchers.eventlog.layout.MAX_SCAN_DEPTH``, deeper ones are an error line); a file in which no line
   is a Spark event is ``not a Spark event log``.
+* Each log is read under the resource budgets of ``fetchers.budgets``, set by the ``HINDSIGHT_READ_*`` settings
+  (docs/SOURCES.md "Resource budgets"): one
+  that takes longer than ``HINDSIGHT_INPUT_TIME_BUDGET_S`` to read is an error line (the other inputs go on); one
+  over a byte or line budget is analyzed as far as it was read, partial, with a warning naming the budget.
 * Exit status: 0 every input analyzed (and stored); 2 some input unreadable; 3 bad configuration
   (heuristics file, redaction patterns: nothing is analyzed); 1 some report could not be stored.
 """
@@ -26,33 +30,29 @@ import re
 import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import orjson
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
-from django.db import DatabaseError
 
-import heuristics
-from analysis import jobinfo
-from analysis.impact.whatif import WhatIf
-from analysis.pipeline import AnalysisReport, HeuristicSuite, analyze, severity_name
-from appmodel.formatting import terminal_duration, terminal_gb_hours
-from appmodel.jsonsafe import json_safe
-from appmodel.mapreduce import MapReduceApp
-from appmodel.redaction import Redactor
-from appmodel.spark import SparkApp
-from fetchers.jhist import JHIST_SUFFIX, MapReduceReadOutcome, read_jobs
-from fetchers.spark_eventlog import ReadOutcome, read_apps
+# The analysis stack (numpy, the heuristics, the readers) is imported where it is used, not here: manage.py runs
+# this command before django.setup() and `analyze --help` must not load it (issue 15, docs/DECISIONS.md "Start-up";
+# tests/analyzer/test_analyze_startup.py keeps it so).
+if TYPE_CHECKING:
+    from analysis import jobinfo
+    from analysis.impact.whatif import WhatIf
+    from analysis.pipeline import AnalysisReport, HeuristicSuite
+    from appmodel.mapreduce import MapReduceApp
+    from appmodel.spark import SparkApp
+    from fetchers.jhist import MapReduceReadOutcome
+    from fetchers.spark_eventlog import ReadOutcome
 
 EXIT_STORE_FAILED: Final = 1
 EXIT_UNREADABLE_INPUT: Final = 2
 EXIT_BAD_CONFIG: Final = 3
-_JSON_OPTIONS: Final = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 # The readers' "nothing under this directory" errors (fetchers.eventlog.layout, fetchers.jhist): not an error when
 # the other reader found something there.
 _NOTHING_FOUND: Final = re.compile(r": no event logs found(?: \(|$)|: no \.jhist job-history files found$")
-_SHOWN_FROM: Final = heuristics.Severity.MODERATE
 _WASTE_BASES: Final = {
     "peak_jvm_memory": "peak JVM memory",
     "task_time": "task time",
@@ -70,6 +70,8 @@ def printable(text: object) -> str:
 
 
 def _what_if_line(what: WhatIf, app_type: str) -> str:
+    from appmodel.formatting import terminal_duration
+
     own = what.own_executors
     unit = "task container(s)" if app_type == "MAPREDUCE" else f"executor(s) x {what.cores} cores"
     at = ", ".join(f"{n}: {terminal_duration(round(ms))}" for n, ms in sorted(what.runtime_ms_at.items()) if n != own)
@@ -82,6 +84,10 @@ def _what_if_line(what: WhatIf, app_type: str) -> str:
 
 def render_text(report: AnalysisReport, stored: str) -> str:
     """A readable verdict: identity, severity and score, findings at MODERATE and above with advice."""
+    from analysis.pipeline import severity_name
+    from appmodel.formatting import terminal_duration, terminal_gb_hours
+    from heuristics import Severity
+
     metrics = report.metrics
     attempt = f" attempt {printable(report.attempt_id)}" if report.attempt_id else ""
     if report.app_type == "MAPREDUCE":
@@ -113,7 +119,7 @@ def render_text(report: AnalysisReport, stored: str) -> str:
             for c in item.changes
         )
     led = {item.code for item in report.headline}
-    for finding in report.findings_at_least(_SHOWN_FROM):
+    for finding in report.findings_at_least(Severity.MODERATE):
         if finding.code in led:
             continue
         heading = f"{printable(finding.name)} [{printable(finding.code)}], cost score {finding.score} GB·s"
@@ -156,6 +162,9 @@ class Command(BaseCommand):
         self.stderr.write(f"hindsight: {printable(path)}: {printable(reason)}", style_func=lambda s: s)
 
     def handle(self, *args: Any, paths: list[str], output_format: str, no_store: bool, **options: Any) -> None:
+        _set_up_django(store=not no_store)
+        from appmodel.redaction import Redactor
+
         self.output_format = output_format
         self.no_store = no_store
         self.store_failures = 0
@@ -180,6 +189,9 @@ class Command(BaseCommand):
         A ``.jhist`` file is a MapReduce job; another file a Spark event log; a directory is scanned for both, and
         only when it holds neither is that an error.
         """
+        from fetchers.jhist import JHIST_SUFFIX, read_jobs
+        from fetchers.spark_eventlog import read_apps
+
         path = Path(raw_path).expanduser()
         try:
             mode = path.stat().st_mode  # stat, never open: a FIFO or device given as PATH must not block
@@ -227,6 +239,8 @@ class Command(BaseCommand):
     ) -> tuple[int, int]:
         """(apps and unreadable logs found, unreadable ones) of one reader's outcomes, each app analyzed, stored
         and printed. The reader's "nothing found under path" outcome is not printed but added to ``nothing_found``."""
+        from analysis.pipeline import analyze
+
         found = unreadable = 0
         try:
             for outcome in outcomes():
@@ -254,6 +268,8 @@ class Command(BaseCommand):
         return found, unreadable
 
     def _load_suite(self) -> HeuristicSuite:
+        import heuristics
+
         origin = settings.HINDSIGHT_HEURISTICS_FILE or "heuristics configuration"
         try:
             return heuristics.load_suite(
@@ -265,6 +281,8 @@ class Command(BaseCommand):
 
     def _store(self, report: AnalysisReport) -> int | None:
         """The stored app's id, or None (after an error line) when the database refused it."""
+        from django.db import DatabaseError
+
         from analyzer.services import report_store  # imported only when storing: --no-store needs no ORM
 
         try:
@@ -298,9 +316,13 @@ class Command(BaseCommand):
 def json_line(record: dict[str, Any]) -> str:
     """One JSON Lines record. orjson writes integers of 64 bits at most; a sum of hostile counters can pass that
     (json_safe keeps it exact for jsonb), and the stdlib writes any integer."""
+    import orjson
+
     try:
-        return orjson.dumps(record, option=_JSON_OPTIONS).decode()
+        return orjson.dumps(record, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS).decode()
     except orjson.JSONEncodeError:
+        from appmodel.jsonsafe import json_safe
+
         return json.dumps(json_safe(record), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
@@ -317,8 +339,34 @@ def _where_and_why(source: str, error: str) -> tuple[str, str]:
 
 def jobinfo_config_or_exit(error: Callable[[object, object], None]) -> jobinfo.JobInfoConfig:
     """The job-info configuration (HINDSIGHT_JOBINFO_FILE); a bad one is reported and exits 3 (EXIT_BAD_CONFIG)."""
+    from analysis import jobinfo
+
     try:
         return jobinfo.configured(settings.HINDSIGHT_JOBINFO_FILE)
     except jobinfo.JobInfoConfigError as exc:
         error(settings.HINDSIGHT_JOBINFO_FILE or "job-info configuration", exc)
         raise SystemExit(EXIT_BAD_CONFIG) from None
+
+
+def _set_up_django(*, store: bool) -> None:
+    """What ``django.setup()`` would have done, when manage.py ran this command before it (its fast path): all of
+    it (the app registry, the ORM) to store; for ``--no-store``, which touches no model, only the logging it would
+    have configured. A no-op under ``call_command`` and ``django-admin analyze``, which set Django up first."""
+    from django.apps import apps
+
+    if apps.ready:
+        return
+    if store:
+        import django
+
+        django.setup()
+        return
+    import logging
+
+    logging.captureWarnings(True)  # as django.setup() does: Python warnings go through logging
+    if settings.LOGGING_CONFIG and settings.LOGGING:  # the production settings' handler on the root logger
+        from django.utils.log import configure_logging
+
+        configure_logging(settings.LOGGING_CONFIG, settings.LOGGING)
+    # Otherwise Django's default logging would configure only the django.* loggers (and load its error-mail
+    # handler, a quarter of a second of imports), which nothing here logs to.
