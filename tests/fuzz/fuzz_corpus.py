@@ -243,7 +243,8 @@ def _single(name: str, data: bytes, expect: str, note: str) -> Made:
 def m_truncate(rng: random.Random) -> Made:
     data = joined(spark_lines(rng))
     cut = rng.randrange(1, len(data))
-    return _single("app-trunc", data[:cut], ANY, f"cut at byte {cut} of {len(data)}")
+    torn = data[cut - 1 : cut] != b"\n"  # a torn last line must be reported (partial, or an error line)
+    return _single("app-trunc", data[:cut], FLAGGED if torn else ANY, f"cut at byte {cut} of {len(data)}")
 
 
 def m_flip_bytes(rng: random.Random) -> Made:
@@ -362,9 +363,11 @@ def m_control_characters(rng: random.Random) -> Made:
     text = hostile_text(rng, rng.choice((8, 64, 500)))
     lines = [rewrite(line, lambda e: _rename(e, text)) for line in spark_lines(rng)]
     raw = joined(lines)
-    if rng.random() < 0.5:  # raw NULs and invalid UTF-8 between the lines as well
+    expect = ANY
+    if rng.random() < 0.5:  # raw NULs and invalid UTF-8 between the lines as well: malformed lines, counted
         raw = raw.replace(b"\n", b"\n\x00\xff\xfe garbage\n", rng.randrange(1, 5))
-    return _single("app-ctrl", raw, ANY, f"names {text!r}")
+        expect = FLAGGED
+    return _single("app-ctrl", raw, expect, f"names {text!r}")
 
 
 def m_duplicate_events(rng: random.Random) -> Made:
