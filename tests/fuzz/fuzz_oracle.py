@@ -85,6 +85,8 @@ def run_command(command: str, args: list[str], *, hang_s: float = HANG_S) -> Out
     stdout, stderr = io.StringIO(), io.StringIO()
     outcome = Outcome()
     peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # pytest-timeout (--timeout, signal method) shares SIGALRM: its pending alarm is put back afterwards.
+    pending, _ = signal.getitimer(signal.ITIMER_REAL)
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, hang_s)
     started = time.perf_counter()
@@ -103,6 +105,8 @@ def run_command(command: str, args: list[str], *, hang_s: float = HANG_S) -> Out
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
             outcome.elapsed_s = time.perf_counter() - started
+            if pending:
+                signal.setitimer(signal.ITIMER_REAL, max(pending - outcome.elapsed_s, 0.001))
     outcome.stdout, outcome.stderr = stdout.getvalue(), stderr.getvalue()
     # The process's peak only grows: a rise during the case is what the case itself needed on top (KiB on Linux).
     outcome.peak_growth_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before) / 1024
