@@ -31,28 +31,10 @@ CHEAP_CASES: Final = 330
 EXPENSIVE_CASES: Final = 15
 
 # Whole mutators that fail today (the reason says what is wrong; docs/FUZZ.md "Known open failures").
-OPEN_MUTATORS: Final = {
-    "invalid_utf8": (
-        "fuzz-1: non-UTF-8 bytes in a TaskEnd string raise UnicodeDecodeError past the typed decoder's except "
-        "(fetchers/spark_events/builder.py _task_end_typed): the whole log is lost"
-    ),
-}
+OPEN_MUTATORS: Final[dict[str, str]] = {}
 # Single cases of other mutators that fail today: (suite, index) -> reason. Rebuilt after a generator change with
 # ``scripts/fuzz.py --seed 20261127 --suite cheap --cases 330`` (its failures, minus the OPEN_MUTATORS ones).
-_NEGATIVE = "F17: negative sizes and times from the log (-1 on every line) reach the stage rows, without a warning"
-_JOB_END = "F17, MapReduce: a JOB_FINISHED finishTime of -1 gives end_ms -1 and SUCCEEDED, without a warning"
-OPEN_CASES: Final[dict[tuple[str, int], str]] = {
-    ("cheap", 53): OPEN_MUTATORS["invalid_utf8"],
-    ("cheap", 313): OPEN_MUTATORS["invalid_utf8"],
-    ("cheap", 81): _NEGATIVE,
-    ("cheap", 107): _NEGATIVE,
-    ("cheap", 47): _JOB_END,
-    ("cheap", 99): _JOB_END,
-    ("cheap", 151): _JOB_END,
-    ("cheap", 177): _JOB_END,
-    ("cheap", 203): _JOB_END,
-    ("cheap", 229): _JOB_END,
-}
+OPEN_CASES: Final[dict[tuple[str, int], str]] = {}
 
 
 def _params(suite: str, count: int) -> list[object]:

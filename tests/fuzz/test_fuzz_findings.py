@@ -40,3 +40,48 @@ def test_a_log_whose_counters_sum_past_64_bits_is_stored(tmp_path: Path) -> None
     assert stderr.getvalue() == ""
     [report] = [orjson.loads(line) for line in stdout.getvalue().splitlines()]
     assert report["stored_id"] is not None
+
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "clean_app"
+
+
+def _analyzed(log: Path) -> dict[str, object]:
+    stdout, stderr = io.StringIO(), io.StringIO()
+    call_command("analyze", str(log), "--format", "json", "--no-store", stdout=stdout, stderr=stderr)
+    assert stderr.getvalue() == ""
+    [report] = [orjson.loads(line) for line in stdout.getvalue().splitlines()]
+    assert isinstance(report, dict)
+    return report
+
+
+def test_a_byte_that_is_not_utf8_in_one_task_end_costs_that_line_not_the_log(tmp_path: Path) -> None:
+    """fuzz-1: msgspec raised UnicodeDecodeError past the typed decoder's except and the whole log was lost."""
+    lines = SAMPLE.read_bytes().splitlines(keepends=True)
+    target = next(i for i, line in enumerate(lines) if line.startswith(b'{"Event":"SparkListenerTaskEnd"'))
+    lines[target] = lines[target].replace(b'"Host":"', b'"Host":"\xff', 1)
+    log = tmp_path / "app-bad-utf8"
+    log.write_bytes(b"".join(lines))
+
+    report = _analyzed(log)
+
+    assert report["app_name"]
+    assert any("malformed" in str(warning) for warning in report["warnings"])  # type: ignore[attr-defined]
+
+
+def test_negative_task_metrics_read_as_zero_with_a_warning_and_never_make_a_stage_sum_negative(tmp_path: Path) -> None:
+    """F17 residue: '-1' sizes on every task reached the stage rows as input_bytes = -2, with no warning."""
+    text = SAMPLE.read_text()
+    log = tmp_path / "app-negative"
+    log.write_text(
+        text.replace('"Executor Run Time":', '"Executor Run Time":-7,"_was":').replace(
+            '"Bytes Read":', '"Bytes Read":-1,"_was":'
+        )
+    )
+
+    report = _analyzed(log)
+
+    assert any("negative metric values" in str(warning) for warning in report["warnings"])  # type: ignore[attr-defined]
+    assert report["partial"] is True
+    metrics = report["metrics"]
+    assert isinstance(metrics, dict)
+    assert metrics["total_task_time_ms"] >= 0

@@ -173,16 +173,7 @@ MUTATORS: Final[tuple[Callable[[random.Random], tuple[bytearray, str]], ...]] = 
     _empty,
 )
 # What the corpus finds that is still open, as strict xfails (the fix flips them): mutator name -> reason.
-OPEN: Final = {
-    "_method_bzip2": (
-        "zip-1: a member that does not decompress (bzip2's OSError 'Invalid data stream') is taken for a local "
-        "disk failure: a transient BackendError, so the hostile archive is fetched again on every poll"
-    ),
-    "_long_name": (
-        "zip-2: a member name over the file-name limit (ENAMETOOLONG) is a transient BackendError, fetched again "
-        "on every poll, instead of a permanent refusal"
-    ),
-}
+OPEN: Final[dict[str, str]] = {}
 
 
 def _params() -> list[object]:
