@@ -14,6 +14,7 @@ API read through ``analyzer.hosts.selectors``.
 from __future__ import annotations
 
 import datetime as dt
+import fnmatch
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -75,8 +76,35 @@ def ranking_config(window: str, end: dt.datetime) -> RankingConfig:
         min_effect=setting("MIN_EFFECT", library.min_effect),
         alpha=setting("ALPHA", library.alpha),
         extreme_z=setting("EXTREME_Z", library.extreme_z),
+        min_slowdown=setting("MIN_SLOWDOWN", library.min_slowdown),
         seed=_SEED,
     )
+
+
+def class_patterns() -> tuple[tuple[str, str], ...]:
+    """``HINDSIGHT_HOSTS_CLASSES`` as (glob, class) pairs; a malformed pair is a clear error."""
+    pairs = []
+    for item in str(settings.HINDSIGHT_HOSTS_CLASSES or "").split(","):
+        if not item.strip():
+            continue
+        pattern, sep, label = item.partition("=")
+        if not sep or not pattern.strip() or not label.strip():
+            raise ValueError(f"HINDSIGHT_HOSTS_CLASSES needs glob=class pairs, not {item.strip()[:80]!r}")
+        pairs.append((pattern.strip(), label.strip()))
+    return tuple(pairs)
+
+
+def host_classes(hosts: Iterable[str], patterns: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """host -> class of the first matching pattern (hosts matching none are left to the ranking to class)."""
+    out: dict[str, str] = {}
+    if not patterns:
+        return out
+    for host in hosts:
+        for pattern, label in patterns:
+            if fnmatch.fnmatchcase(host, pattern):
+                out[host] = label
+                break
+    return out
 
 
 def max_tasks_per_host() -> int:
@@ -136,36 +164,42 @@ def _load_window(cluster_id: int | None, start: dt.datetime, end: dt.datetime, c
     rows = (
         AppHostTasks.objects.filter(cluster_filter(cluster_id), end_time__gt=start, end_time__lte=end)
         .order_by("pk")
-        .values_list("app_id", "host", "end_time", "n_tasks", "task_ms", "z")
+        .values_list("app_id", "host", "end_time", "n_tasks", "task_ms", "z", "log_ratio_sum")
     )
-    by_host: dict[str, list[tuple[npt.NDArray[np.float32], int]]] = defaultdict(list)
+    # host -> (z sample, app end ms, the app-host mean log ratio each sampled z stands with: NaN when unknown)
+    by_host: dict[str, list[tuple[npt.NDArray[np.float32], int, float]]] = defaultdict(list)
     app_host_ms: dict[int, dict[str, int]] = defaultdict(dict)
     n_tasks = 0
-    for app_id, host, end_time, count, task_ms, blob in rows.iterator(chunk_size=_CHUNK):
+    for app_id, host, end_time, count, task_ms, blob, ratio_sum in rows.iterator(chunk_size=_CHUNK):
         values = np.frombuffer(bytes(blob), dtype="<f4") if blob else np.empty(0, dtype="<f4")
         values = values[np.isfinite(values)]
         n_tasks += int(count)
         app_host_ms[app_id][host] = int(task_ms)
+        ratio = float(ratio_sum) / int(count) if ratio_sum is not None and count and count > 0 else float("nan")
         if values.size and end_time is not None:  # the window's filter already excludes a null end
-            by_host[host].append((values, _to_ms(end_time)))
+            by_host[host].append((values, _to_ms(end_time), ratio if np.isfinite(ratio) else float("nan")))
     rng = np.random.default_rng(_SEED)
     hosts: list[npt.NDArray[np.object_]] = []
     zs: list[npt.NDArray[np.float64]] = []
     finishes: list[npt.NDArray[np.int64]] = []
+    ratios: list[npt.NDArray[np.float64]] = []
     for host in sorted(by_host):
         parts = by_host[host]
-        z = np.concatenate([values for values, _end in parts]).astype(np.float64)
-        finish = np.concatenate([np.full(values.size, end_ms, dtype=np.int64) for values, end_ms in parts])
+        z = np.concatenate([values for values, _end, _r in parts]).astype(np.float64)
+        finish = np.concatenate([np.full(values.size, end_ms, dtype=np.int64) for values, end_ms, _r in parts])
+        ratio = np.concatenate([np.full(values.size, r) for values, _end, r in parts])
         if z.size > cap:  # a seeded sample bounds long windows; uniform, so the host's mean stays unbiased
             keep = np.sort(rng.choice(z.size, cap, replace=False))
-            z, finish = z[keep], finish[keep]
+            z, finish, ratio = z[keep], finish[keep], ratio[keep]
         hosts.append(np.full(z.size, host, dtype=np.object_))
         zs.append(z)
         finishes.append(finish)
+        ratios.append(ratio)
     frame = pd.DataFrame(
         {
             "host": np.concatenate(hosts) if hosts else np.empty(0, dtype=object),
             "z": np.concatenate(zs) if zs else np.empty(0),
+            "log_ratio": np.concatenate(ratios) if ratios else np.empty(0),
             "finish_ms": np.concatenate(finishes) if finishes else np.empty(0, dtype=np.int64),
         }
     )
@@ -226,7 +260,8 @@ def _rank_one(
         reason = "no tasks in the window" if tasks.n_apps == 0 else "no task z-scores in the window"
         return SnapshotOutcome(name, label, start, end, None, reason, time.perf_counter() - began)
     config = ranking_config(label, end)
-    ranked = rank_hosts(tasks.frame, config)
+    classes = host_classes((str(h) for h in tasks.frame["host"].unique()), class_patterns())
+    ranked = rank_hosts(tasks.frame, config, classes)
     data = ranked.to_dict()
     data |= {"n_apps": tasks.n_apps, "n_tasks_total": tasks.n_tasks}
     stragglers = {str(h) for h in ranked.stragglers["host"]}
