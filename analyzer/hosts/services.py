@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from analysis.hosts import RankingConfig, rank_hosts
 from analyzer.hosts import schema
-from analyzer.hosts.selectors import NO_CLUSTER, cluster_filter, parse_window, window_order
+from analyzer.hosts.selectors import LATEST_FIRST, NO_CLUSTER, cluster_filter, parse_window, window_order
 from analyzer.models import AnalyzedApp, AppHostTasks, Cluster, HostRank, HostRankingSnapshot
 from analyzer.stored_results import validated
 
@@ -322,11 +322,70 @@ def _set_straggler_shares(app_host_ms: dict[int, dict[str, int]], stragglers: se
 
 
 def _prune(cluster_id: int | None, window: str) -> int:
+    # The windows ending last are kept, whenever computed: a backfill of old windows must not push out today's.
     old = list(
         HostRankingSnapshot.objects.filter(cluster_filter(cluster_id), window=window)
-        .order_by("-computed_at", "-id")
+        .order_by(*LATEST_FIRST)
         .values_list("pk", flat=True)[keep_snapshots() :]
     )
     if old:
         HostRankingSnapshot.objects.filter(pk__in=old).delete()
     return len(old)
+
+
+# --- the backfill -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BackfillPlan:
+    """Past window ends to rank for one cluster: the first ``batch`` of them, and how many there are in all."""
+
+    cluster: str | None
+    ends: list[dt.datetime]
+    remaining: int  # ends after this batch
+
+
+def backfill_plan(cluster_id: int | None, name: str | None, batch: int) -> BackfillPlan:
+    """Window ends, oldest first, so that every app with host tasks and no ``straggler_task_share`` yet is covered
+    by a ranking of the shortest window ending soon after it.
+
+    Ends lie on a grid of the shortest window's span from the epoch (a day for 24h): an app ending in
+    (k-1)*span, k*span] is covered by the window ending at k*span, the ranking "right after it" the attribution
+    feature expects. An end already ranked (a stored snapshot of that window ending there) is skipped.
+    """
+    shortest = min(configured_windows(), key=window_order)
+    span_ms = parse_window(shortest) // _MS
+    pending = (
+        AppHostTasks.objects.filter(
+            cluster_filter(cluster_id), end_time__isnull=False, task_ms__gt=0, app__straggler_task_share__isnull=True
+        )
+        .order_by()
+        .values_list("end_time", flat=True)
+        .distinct()
+    )
+    ends_ms = sorted({-(-_to_ms(end) // span_ms) * span_ms for end in pending.iterator(chunk_size=_CHUNK)})
+    ends = [_EPOCH + _MS * ms for ms in ends_ms]
+    done = set(
+        HostRankingSnapshot.objects.filter(
+            cluster_filter(cluster_id), window=shortest, window_end__in=ends
+        ).values_list("window_end", flat=True)
+    )
+    todo = [end for end in ends if end not in done]
+    return BackfillPlan(name, todo[:batch], max(0, len(todo) - batch))
+
+
+def backfill_snapshots(
+    *, batch: int | None = None, cluster: str | None = None, now: dt.datetime | None = None
+) -> tuple[list[SnapshotOutcome], list[BackfillPlan]]:
+    """Rank every configured window at the past window ends ``backfill_plan`` finds, at most ``batch`` ends per
+    cluster (``HINDSIGHT_HOSTS_BACKFILL_BATCH``) per call: ``manage.py rank_hosts --backfill``, run again until no
+    end remains. Host evidence (``straggler_task_share``) then exists for apps no hourly ranking covered."""
+    size = max(1, int(batch if batch is not None else settings.HINDSIGHT_HOSTS_BACKFILL_BATCH))
+    outcomes: list[SnapshotOutcome] = []
+    plans: list[BackfillPlan] = []
+    for cluster_id, name in _clusters(cluster):
+        plan = backfill_plan(cluster_id, name, size)
+        plans.append(plan)
+        for end in plan.ends:
+            outcomes += rank_hosts_snapshots(now=now, end=end, cluster=name if name is not None else NO_CLUSTER)
+    return outcomes, plans
