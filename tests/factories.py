@@ -68,7 +68,7 @@ def copy_log(refdata: Path, name: str, directory: Path, finished_ms: int) -> Pat
 
 
 def add_host_tasks(
-    app: AnalyzedApp, host: str, z: Any, task_ms: int | None = None, log_ratio: float | None | str = "from z"
+    app: AnalyzedApp, host: str, z: Any, task_ms: int | None = None, log_ratio: float | str | None = "from z"
 ) -> AppHostTasks:
     """A host's z-score sample in ``app`` (every z stored, as when the host ran at most HOST_SAMPLE_MAX tasks).
 

@@ -271,6 +271,8 @@ def slowed_apps(snapshot: HostSnapshot, record: schema.HostRecord, limit: int = 
     )
     found = []
     for app_pk, app_id, name, end_time, n_tasks, ratio_sum in rows:
+        if ratio_sum is None:  # excluded by the query; typed as nullable
+            continue
         speed = math.exp(float(ratio_sum) / int(n_tasks))
         if speed >= floor:
             found.append(SlowedApp(app_pk, str(app_id), str(name or ""), end_time, int(n_tasks), speed))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import math
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -175,9 +176,9 @@ def _load_window(cluster_id: int | None, start: dt.datetime, end: dt.datetime, c
         values = values[np.isfinite(values)]
         n_tasks += int(count)
         app_host_ms[app_id][host] = int(task_ms)
-        ratio = float(ratio_sum) / int(count) if ratio_sum is not None and count and count > 0 else float("nan")
+        mean_ratio = float(ratio_sum) / int(count) if ratio_sum is not None and count and count > 0 else math.nan
         if values.size and end_time is not None:  # the window's filter already excludes a null end
-            by_host[host].append((values, _to_ms(end_time), ratio if np.isfinite(ratio) else float("nan")))
+            by_host[host].append((values, _to_ms(end_time), mean_ratio if math.isfinite(mean_ratio) else math.nan))
     rng = np.random.default_rng(_SEED)
     hosts: list[npt.NDArray[np.object_]] = []
     zs: list[npt.NDArray[np.float64]] = []
@@ -363,7 +364,9 @@ def backfill_plan(cluster_id: int | None, name: str | None, batch: int) -> Backf
         .values_list("end_time", flat=True)
         .distinct()
     )
-    ends_ms = sorted({-(-_to_ms(end) // span_ms) * span_ms for end in pending.iterator(chunk_size=_CHUNK)})
+    ends_ms = sorted(
+        {-(-_to_ms(end) // span_ms) * span_ms for end in pending.iterator(chunk_size=_CHUNK) if end is not None}
+    )
     ends = [_EPOCH + _MS * ms for ms in ends_ms]
     done = set(
         HostRankingSnapshot.objects.filter(

@@ -256,8 +256,8 @@ HINDSIGHT_STAGE_LOCALIZATION_HOST_FACTOR = float(os.environ.get("HINDSIGHT_STAGE
 # stored per app; a host needs MIN_HOST_TASKS z-scores in the window to be ranked, and is a straggler when its tasks
 # ran at least MIN_SLOWDOWN times its hardware class's median speed and its mean z is significantly above its class's
 # at ALPHA (Benjamini-Hochberg); MIN_EFFECT (z units) is where the paper's levels stop telling slow hosts apart;
-# EXTREME_Z is the z above which a task counts as an extreme value; at most MAX_TASKS_PER_HOST z-scores per host and window (a
-# seeded sample) bound the memory of long windows; the newest KEEP_SNAPSHOTS per cluster and window are kept.
+# EXTREME_Z is the z above which a task counts as an extreme value; at most MAX_TASKS_PER_HOST z-scores per host and
+# window (a seeded sample) bound the memory of long windows; the newest KEEP_SNAPSHOTS per cluster and window are kept.
 HINDSIGHT_HOSTS_WINDOWS = tuple(
     w.strip() for w in os.environ.get("HINDSIGHT_HOSTS_WINDOWS", "24h,7d").split(",") if w.strip()
 )

@@ -1,5 +1,5 @@
-"""``manage.py rank_hosts [--window 24h|7d ...] [--end now|latest|ISO] [--cluster NAME] [--backfill [--batch N]]``: store straggler-host
-snapshots (issue 7) from the z-score samples stored with each analyzed app.
+"""``manage.py rank_hosts [--window 24h|7d ...] [--end now|latest|ISO] [--cluster NAME] [--backfill [--batch N]]``:
+store straggler-host snapshots (issue 7) from the z-score samples stored with each analyzed app.
 
 Prints one line per cluster and window: the hosts ranked, levels, stragglers and seconds, or why nothing was
 stored (no tasks in the window). ``--end latest`` ends each cluster's windows at its last stored app's end: for

@@ -194,7 +194,9 @@ def test_a_better_than_usual_executor_never_leads_the_ranking():
     lucky = next(e for e in result.executors if e.executor_id == "2")
     assert lucky.features[0].feature != "gc_time_ms"
     gc = next(f for f in lucky.features if f.feature == "gc_time_ms")
-    assert gc.z < -3 and gc.log_likelihood == 0.0 and not gc.harmful
+    assert gc.z < -3
+    assert gc.log_likelihood == 0.0
+    assert not gc.harmful
 
 
 def test_an_executor_better_than_usual_on_every_feature_scores_as_typical():

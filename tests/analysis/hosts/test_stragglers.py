@@ -328,7 +328,8 @@ def test_one_or_two_broken_hosts_never_make_a_hardware_class_of_their_own() -> N
     classes = st.hardware_classes(speeds, gap=1.1, min_hosts=5)
     assert set(classes.tolist()) == {0}
     two = st.hardware_classes(np.log(np.r_[np.full(20, 1.0), np.full(20, 1.4), [2.5]]), gap=1.1, min_hosts=5)
-    assert two[:20].tolist() == [0] * 20 and two[20:].tolist() == [1] * 21
+    assert two[:20].tolist() == [0] * 20
+    assert two[20:].tolist() == [1] * 21
 
 
 def test_a_host_slower_than_its_class_by_less_than_the_floor_is_not_a_straggler(gen: ModuleType) -> None:

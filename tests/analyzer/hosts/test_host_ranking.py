@@ -239,7 +239,8 @@ def test_backfill_ranks_every_past_window_in_bounded_batches_so_old_apps_get_hos
     call_command("rank_hosts", "--backfill", stdout=out)
     assert "backfilled 0 window ends; none remains." in out.getvalue()
     latest = host_selectors.latest_snapshot(host_selectors.NO_CLUSTER, "24h")
-    assert latest is not None and latest.row.window_end == max(ends)
+    assert latest is not None
+    assert latest.row.window_end == max(ends)
 
 
 def test_backfill_takes_no_window_or_end_and_a_batch_needs_backfill() -> None:
