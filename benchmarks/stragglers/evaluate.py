@@ -240,6 +240,7 @@ def fleet(seeds: list[int], days: int, tasks_per_day: int) -> dict[str, Any]:
     for label, kw in FLEETS.items():
         daily: list[dict[str, Any]] = []
         weekly: list[dict[str, Any]] = []
+        weekly_named: list[dict[str, Any]] = []
         for seed in seeds:
             spec = gen.Spec(tasks_per_day * days, 50, 300 + seed, slow_fraction=0.0, bad_hosts=2, days=days, **kw)
             frame, slow_factor = gen.generate_frame(spec)
@@ -258,6 +259,16 @@ def fleet(seeds: list[int], days: int, tasks_per_day: int) -> dict[str, Any]:
             sc = score(snap.hosts, slow_factor)
             flagged = {int(h) for h in snap.stragglers["host"]}
             weekly.append({**_brief(sc), "older_generation_flagged": len(flagged & oldest)})
+            # The same week with the classes named (an operator's host-pattern setting): the truth's generations.
+            try:
+                named = st.rank_hosts(
+                    frame,
+                    st.RankingConfig(window_ms=week, window_end_ms=end),
+                    classes={str(h): f"x{hw[h]:.2f}" for h in range(len(hw))},
+                )
+            except TypeError:  # a library without classes (main before issue 16)
+                continue
+            weekly_named.append(_brief(score(named.hosts, slow_factor)))
         out[label] = {
             "daily_snapshots": len(daily),
             "daily_with_older_generation_flagged": sum(r["older_generation_flagged"] > 0 for r in daily),
@@ -265,9 +276,11 @@ def fleet(seeds: list[int], days: int, tasks_per_day: int) -> dict[str, Any]:
             "daily_recall_mean": float(np.mean([r["recall"] for r in daily])),
             "daily_flagged_mean": float(np.mean([r["flagged"] for r in daily])),
             "window_7d": weekly,
+            "window_7d_named_classes": weekly_named,
         }
         print(label, json.dumps({k: v for k, v in out[label].items() if k != "window_7d"}), flush=True)
         print("  7d:", json.dumps(weekly), flush=True)
+        print("  7d, named classes:", json.dumps(weekly_named), flush=True)
     return out
 
 
