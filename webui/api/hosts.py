@@ -182,7 +182,8 @@ class HostsView(APIView):
         summary="The latest straggler-host snapshot of a cluster and window: its facts and hosts by level",
         description="Each cluster's hosts are ranked hourly by how their tasks' durations compare with their "
         "sibling tasks' (z-scores); level 0 is the slowest tier; a straggler is a host whose tasks ran at least "
-        "min_slowdown times as long as its hardware class's median host's, significantly. Without cluster and window: the newest snapshot's cluster, shortest window.",
+        "min_slowdown times as long as its hardware class's median host's, significantly. Without cluster and "
+        "window: the newest snapshot's cluster, shortest window.",
         parameters=[HostsListQuerySerializer],
         responses={**COMMON, 200: HostsSerializer, 400: BAD_REQUEST, 404: NO_SNAPSHOT, 503: UNREADABLE},
     )
