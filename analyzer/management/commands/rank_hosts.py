@@ -103,6 +103,8 @@ class Command(BaseCommand):
         except UnknownCluster as error:
             raise CommandError(str(error)) from None
         self._report(outcomes)
+        if not plans:
+            self.stdout.write("Nothing to backfill: no analyzed app has tasks on several hosts.")
         for plan in plans:
             label = plan.cluster if plan.cluster is not None else "apps read from files"
             more = f"; {plan.remaining} more remain: run --backfill again" if plan.remaining else "; none remains"

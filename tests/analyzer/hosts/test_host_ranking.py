@@ -279,3 +279,9 @@ def test_hosts_whose_samples_were_stored_before_speeds_existed_are_not_called_st
     [outcome] = host_services.rank_hosts_snapshots(now=NOW, windows=["24h"])
     assert outcome.snapshot.n_stragglers == 0
     assert all(r["speed"] is None for r in outcome.snapshot.snapshot["hosts"])
+
+
+def test_backfill_without_any_host_tasks_says_there_is_nothing_to_do() -> None:
+    out = StringIO()
+    call_command("rank_hosts", "--backfill", stdout=out)
+    assert "Nothing to backfill" in out.getvalue()
