@@ -13,7 +13,8 @@ tests rather than in the report. The API's serializers (``webui.api.serializers.
 the presenter's additions (descriptions, ranks); a test keeps them naming every field here.
 
 Which fields have a default: those the library's types default (``ConfidenceThresholds.interval``, ``tuned_on``,
-``min_explained_share`` and the calibration figures). NaN and infinities are null (``to_dict()``'s JSON-safe floats): ``float | None``.
+``min_explained_share`` and the calibration figures). NaN and infinities are null (``to_dict()``'s JSON-safe
+floats): ``float | None``.
 """
 
 from __future__ import annotations
