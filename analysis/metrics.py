@@ -151,6 +151,12 @@ class AppMetrics:
         "host's successful tasks, hosts with at least 5 tasks): a host whose tasks wait instead of computing "
         "has a low ratio. Null with fewer than 2 such hosts."
     )
+    duration_skew_excess: float | None = _doc(
+        "In the stage with the most successful task time (at least "
+        f"{SLOW_HOST_MIN_TASKS} successful tasks): (max / median task duration) / max(1, max / median task bytes "
+        "read, input + shuffle). Duration skew the bytes do not explain: a slow host, not skewed data. Null when "
+        "no stage qualifies."
+    )
     driver_idle_ms: int | None = _doc(
         "Wall time from the first stage's submission to the app's end with no stage running: driver-side work "
         "(planning, collecting results, code outside Spark) between and after the stages.",
@@ -544,6 +550,7 @@ def compute_metrics(app: SparkApp) -> AppMetrics:
         num_killed_tasks=killed,
         slow_host_task_share=slow_share,
         host_cpu_ratio_spread=cpu_spread,
+        duration_skew_excess=_duration_skew_excess(app),
         driver_idle_ms=_driver_idle_ms(app, app_end),
         notes=tuple(dict.fromkeys([*notes, *conf.notes])),
     )
@@ -598,6 +605,33 @@ def _host_evidence(app: SparkApp) -> tuple[float | None, float | None]:
             per_host.append(min(1.0, float(c[mine].sum()) / float(w[mine].sum())))
     spread = max(per_host) - min(per_host) if len(per_host) >= 2 else None
     return slow_share, spread
+
+
+def _duration_skew_excess(app: SparkApp) -> float | None:
+    """Duration skew over byte skew in the heaviest stage (see ``AppMetrics.duration_skew_excess``)."""
+    best: tuple[float, np.ndarray, np.ndarray] | None = None
+    for stage in app.stages.values():
+        tasks = stage.tasks
+        ok = tasks.status == TaskStatus.SUCCESS
+        if int(ok.sum()) < SLOW_HOST_MIN_TASKS:
+            continue
+        durations = np.maximum(tasks.duration_ms[ok], 0).astype(np.float64)
+        total = float(durations.sum())
+        if best is None or total > best[0]:
+            read = (tasks.input_bytes[ok] + tasks.shuffle_read_bytes[ok]).astype(np.float64)
+            best = (total, durations, read)
+    if best is None:
+        return None
+    _total, durations, read = best
+    median = float(np.median(durations))
+    if median <= 0:
+        return None
+    read_median, read_max = float(np.median(read)), float(np.max(read))
+    if read_median > 0:
+        byte_skew = read_max / read_median
+    else:  # most tasks read nothing: any task that did read got all of it (extreme skew) or none read at all
+        byte_skew = math.inf if read_max > 0 else 1.0
+    return float(np.max(durations)) / median / max(1.0, byte_skew)
 
 
 def _driver_idle_ms(app: SparkApp, app_end: int | None) -> int | None:

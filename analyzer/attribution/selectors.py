@@ -33,9 +33,10 @@ driver_memory_mb          ``metrics.driver_memory_bytes`` (Spark), ``yarn.app.ma
 task_input_skew           Spark: ``max_read_skew`` (max / median task read of the worst judged stage) observed by the
                           ``spark.task_skew`` heuristic; MapReduce: the larger ``data_deviation`` of the mapper and
                           reducer skew heuristics (another scale: the model only compares a run with its template)
-duration_skew_excess      (max / median successful task duration, stored quantiles, of the stage with the most task
-                          time) / max(1, task_input_skew): duration skew the bytes do not explain, host evidence;
-                          absent when the input skew is (MapReduce, or no stage judged)
+duration_skew_excess      ``metrics.duration_skew_excess`` (Spark, from issue 16 on: duration skew over byte skew of
+                          the same tasks, in the heaviest stage); for older analyses (max / median successful task
+                          duration, stored quantiles, of the stage with the most task time) / max(1,
+                          task_input_skew), absent when the input skew is; MapReduce: absent. Host evidence
 failed_tasks              ``metrics.num_failed_attempts`` (MapReduce), else the stage rows' ``num_failed_tasks``
 killed_tasks              ``metrics.num_killed_attempts`` (MapReduce), else the stage rows' ``num_killed_tasks``
 speculative_tasks         ``metrics.num_speculative_tasks`` (Spark, analyses stored from issue 7 on); MapReduce:
@@ -113,6 +114,7 @@ _METRIC_KEYS = app_schema.metric_keys(
     "num_succeeded_tasks",
     "slow_host_task_share",
     "host_cpu_ratio_spread",
+    "duration_skew_excess",
     "driver_idle_ms",
 )
 _PROPERTY_KEYS = {
@@ -271,7 +273,8 @@ def runs_frame(apps: QuerySet[AnalyzedApp]) -> pd.DataFrame:
     # 0 is the heuristic's "no stage judged" (too few tasks or too little data): no measure, not "no skew".
     out["task_input_skew"] = _num(input_skew.reindex(a.index)).where(lambda v: v > 0)
     duration_skew = pd.Series([_max_to_median(q) for q in a["heavy_q"]], index=a.index, dtype=np.float64)
-    out["duration_skew_excess"] = (duration_skew / out["task_input_skew"].clip(lower=1.0)).where(~is_mr)
+    older_excess = duration_skew / out["task_input_skew"].clip(lower=1.0)
+    out["duration_skew_excess"] = metric("duration_skew_excess").fillna(older_excess).where(~is_mr)
     out["failed_tasks"] = failed
     out["killed_tasks"] = killed
     out["speculative_tasks"] = metric("num_speculative_tasks").where(~is_mr)
