@@ -60,6 +60,7 @@ OVERHEAD_FACTOR: Final = 0.10
 SLOW_HOST_RATIO: Final = 1.3
 SLOW_HOST_MIN_TASKS: Final = 10  # a stage's median of fewer successful tasks is no yardstick
 CPU_RATIO_MIN_TASKS: Final = 5
+SKEW_MIN_TASKS: Final = 3  # a max apart from the median needs 3 tasks; the model compares runs of one job alike
 
 
 # Spark's AppStatusListener counts a Resubmitted task end as failed; so do the History Server and our summaries.
@@ -151,11 +152,14 @@ class AppMetrics:
         "host's successful tasks, hosts with at least 5 tasks): a host whose tasks wait instead of computing "
         "has a low ratio. Null with fewer than 2 such hosts."
     )
+    task_byte_skew: float | None = _doc(
+        f"In the stage with the most successful task time (at least {SKEW_MIN_TASKS} successful tasks): max / "
+        "median bytes read per successful task (input + shuffle). Null when no stage qualifies or its median task "
+        "read nothing."
+    )
     duration_skew_excess: float | None = _doc(
-        "In the stage with the most successful task time (at least "
-        f"{SLOW_HOST_MIN_TASKS} successful tasks): (max / median task duration) / max(1, max / median task bytes "
-        "read, input + shuffle). Duration skew the bytes do not explain: a slow host, not skewed data. Null when "
-        "no stage qualifies."
+        f"In the same stage: (max / median task duration) / max(1, task_byte_skew). Duration skew the bytes do not "
+        "explain: a slow host, not skewed data. Null when no stage qualifies."
     )
     driver_idle_ms: int | None = _doc(
         "Wall time from the first stage's submission to the app's end with no stage running: driver-side work "
@@ -524,6 +528,7 @@ def compute_metrics(app: SparkApp) -> AppMetrics:
     succeeded = sum(int(np.count_nonzero(s.tasks.status == TaskStatus.SUCCESS)) for s in app.stages.values())
     killed = sum(int(np.count_nonzero(s.tasks.status == TaskStatus.KILLED)) for s in app.stages.values())
     slow_share, cpu_spread = _host_evidence(app)
+    byte_skew, duration_excess = _heaviest_stage_skew(app)
 
     return AppMetrics(
         runtime_ms=runtime_ms,
@@ -550,7 +555,8 @@ def compute_metrics(app: SparkApp) -> AppMetrics:
         num_killed_tasks=killed,
         slow_host_task_share=slow_share,
         host_cpu_ratio_spread=cpu_spread,
-        duration_skew_excess=_duration_skew_excess(app),
+        task_byte_skew=byte_skew,
+        duration_skew_excess=duration_excess,
         driver_idle_ms=_driver_idle_ms(app, app_end),
         notes=tuple(dict.fromkeys([*notes, *conf.notes])),
     )
@@ -607,13 +613,15 @@ def _host_evidence(app: SparkApp) -> tuple[float | None, float | None]:
     return slow_share, spread
 
 
-def _duration_skew_excess(app: SparkApp) -> float | None:
-    """Duration skew over byte skew in the heaviest stage (see ``AppMetrics.duration_skew_excess``)."""
+def _heaviest_stage_skew(app: SparkApp) -> tuple[float | None, float | None]:
+    """(byte skew, duration skew over byte skew) of the heaviest stage (``AppMetrics.task_byte_skew`` and
+    ``duration_skew_excess``): measured on the same tasks, so data skew (more bytes, more time) and a slow host
+    (same bytes, more time) part."""
     best: tuple[float, np.ndarray, np.ndarray] | None = None
     for stage in app.stages.values():
         tasks = stage.tasks
         ok = tasks.status == TaskStatus.SUCCESS
-        if int(ok.sum()) < SLOW_HOST_MIN_TASKS:
+        if int(ok.sum()) < SKEW_MIN_TASKS:
             continue
         durations = np.maximum(tasks.duration_ms[ok], 0).astype(np.float64)
         total = float(durations.sum())
@@ -621,17 +629,18 @@ def _duration_skew_excess(app: SparkApp) -> float | None:
             read = (tasks.input_bytes[ok] + tasks.shuffle_read_bytes[ok]).astype(np.float64)
             best = (total, durations, read)
     if best is None:
-        return None
+        return None, None
     _total, durations, read = best
+    read_median, read_max = float(np.median(read)), float(np.max(read))
+    byte_skew = read_max / read_median if read_median > 0 else None
     median = float(np.median(durations))
     if median <= 0:
-        return None
-    read_median, read_max = float(np.median(read)), float(np.max(read))
-    if read_median > 0:
-        byte_skew = read_max / read_median
-    else:  # most tasks read nothing: any task that did read got all of it (extreme skew) or none read at all
-        byte_skew = math.inf if read_max > 0 else 1.0
-    return float(np.max(durations)) / median / max(1.0, byte_skew)
+        return byte_skew, None
+    if byte_skew is None:  # most tasks read nothing: one that read was all of the data (skew), or none read
+        bytes_factor = math.inf if read_max > 0 else 1.0
+    else:
+        bytes_factor = max(1.0, byte_skew)
+    return byte_skew, float(np.max(durations)) / median / bytes_factor
 
 
 def _driver_idle_ms(app: SparkApp, app_end: int | None) -> int | None:

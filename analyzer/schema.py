@@ -188,6 +188,7 @@ METRICS_ADDED_LATER: Final = frozenset(
         "num_killed_tasks",
         "slow_host_task_share",
         "host_cpu_ratio_spread",
+        "task_byte_skew",
         "duration_skew_excess",
         "driver_idle_ms",
     }
@@ -198,7 +199,7 @@ SparkMetrics = stored_metrics_struct(
     "SparkMetrics",
     """A Spark app's metrics (analysis.metrics.AppMetrics): null where the log does not tell (the app's warnings
     say why). A metric the analysis could not bound is stored as the string "inf". Apps analysed before a metric
-    existed (num_speculative_tasks, shuffle_fetch_wait_ms; the six added in issue 16) lack it.""",
+    existed (num_speculative_tasks, shuffle_fetch_wait_ms; the seven added in issue 16) lack it.""",
     choices={
         "end_basis": [basis.value for basis in spark_metrics.EndBasis],
         "waste_basis": [basis.value for basis in spark_metrics.WasteBasis],

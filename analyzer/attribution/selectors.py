@@ -31,7 +31,8 @@ executor_memory_mb        ``metrics.executor_memory_bytes`` (Spark, heap + overh
                           (MapReduce), in MiB
 driver_memory_mb          ``metrics.driver_memory_bytes`` (Spark), ``yarn.app.mapreduce.am.resource.mb`` (MapReduce)
 task_input_skew           Spark: ``max_read_skew`` (max / median task read of the worst judged stage) observed by the
-                          ``spark.task_skew`` heuristic; MapReduce: the larger ``data_deviation`` of the mapper and
+                          ``spark.task_skew`` heuristic, else (no stage judged: small data) ``metrics.task_byte_skew``
+                          (the heaviest stage's, from issue 16 on); MapReduce: the larger ``data_deviation`` of the mapper and
                           reducer skew heuristics (another scale: the model only compares a run with its template)
 duration_skew_excess      ``metrics.duration_skew_excess`` (Spark, from issue 16 on: duration skew over byte skew of
                           the same tasks, in the heaviest stage); for older analyses (max / median successful task
@@ -114,6 +115,7 @@ _METRIC_KEYS = app_schema.metric_keys(
     "num_succeeded_tasks",
     "slow_host_task_share",
     "host_cpu_ratio_spread",
+    "task_byte_skew",
     "duration_skew_excess",
     "driver_idle_ms",
 )
@@ -271,7 +273,9 @@ def runs_frame(apps: QuerySet[AnalyzedApp]) -> pd.DataFrame:
     out["executor_memory_mb"] = exec_mem / MIB
     out["driver_memory_mb"] = (metric("driver_memory_bytes") / MIB).where(~is_mr, _num(a["p_am_mb"]))
     # 0 is the heuristic's "no stage judged" (too few tasks or too little data): no measure, not "no skew".
-    out["task_input_skew"] = _num(input_skew.reindex(a.index)).where(lambda v: v > 0)
+    out["task_input_skew"] = (
+        _num(input_skew.reindex(a.index)).where(lambda v: v > 0).fillna(metric("task_byte_skew").where(~is_mr))
+    )
     duration_skew = pd.Series([_max_to_median(q) for q in a["heavy_q"]], index=a.index, dtype=np.float64)
     older_excess = duration_skew / out["task_input_skew"].clip(lower=1.0)
     out["duration_skew_excess"] = metric("duration_skew_excess").fillna(older_excess).where(~is_mr)

@@ -378,14 +378,15 @@ def test_driver_idle_time_is_the_wall_time_after_the_first_stage_with_no_stage_r
 
 
 def test_duration_skew_the_bytes_explain_leaves_no_excess_and_duration_skew_without_byte_skew_does() -> None:
-    def excess(read: list[int]) -> float | None:
+    def skews(read: list[int]) -> tuple[float | None, float | None]:
         app = cluster_app()
         add_executor(app, "1", START, None)
         durations = [100] * 11 + [500]  # the longest task 5x the median
         app.stages[(0, 0)] = StageAttempt(
             0, 0, status=StageStatus.COMPLETE, tasks=tasks(["1"] * 12, app, durations, START, input_bytes=read)
         )
-        return compute_metrics(app).duration_skew_excess
+        metrics = compute_metrics(app)
+        return metrics.task_byte_skew, metrics.duration_skew_excess
 
-    assert excess([1000] * 11 + [5000]) == pytest.approx(1.0)  # it read 5x the bytes: data skew
-    assert excess([1000] * 12) == pytest.approx(5.0)  # same bytes, 5x the time: a slow host
+    assert skews([1000] * 11 + [5000]) == pytest.approx((5.0, 1.0))  # it read 5x the bytes: data skew
+    assert skews([1000] * 12) == pytest.approx((1.0, 5.0))  # same bytes, 5x the time: a slow host
