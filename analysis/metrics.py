@@ -158,7 +158,7 @@ class AppMetrics:
         "read nothing."
     )
     duration_skew_excess: float | None = _doc(
-        f"In the same stage: (max / median task duration) / max(1, task_byte_skew). Duration skew the bytes do not "
+        "In the same stage: (max / median task duration) / max(1, task_byte_skew). Duration skew the bytes do not "
         "explain: a slow host, not skewed data. Null when no stage qualifies."
     )
     driver_idle_ms: int | None = _doc(
@@ -636,10 +636,9 @@ def _heaviest_stage_skew(app: SparkApp) -> tuple[float | None, float | None]:
     median = float(np.median(durations))
     if median <= 0:
         return byte_skew, None
-    if byte_skew is None:  # most tasks read nothing: one that read was all of the data (skew), or none read
-        bytes_factor = math.inf if read_max > 0 else 1.0
-    else:
-        bytes_factor = max(1.0, byte_skew)
+    # Most tasks read nothing: one that read was all of the data (extreme skew), or none read at all.
+    no_median = math.inf if read_max > 0 else 1.0
+    bytes_factor = no_median if byte_skew is None else max(1.0, byte_skew)
     return byte_skew, float(np.max(durations)) / median / bytes_factor
 
 

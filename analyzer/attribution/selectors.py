@@ -32,8 +32,9 @@ executor_memory_mb        ``metrics.executor_memory_bytes`` (Spark, heap + overh
 driver_memory_mb          ``metrics.driver_memory_bytes`` (Spark), ``yarn.app.mapreduce.am.resource.mb`` (MapReduce)
 task_input_skew           Spark: ``max_read_skew`` (max / median task read of the worst judged stage) observed by the
                           ``spark.task_skew`` heuristic, else (no stage judged: small data) ``metrics.task_byte_skew``
-                          (the heaviest stage's, from issue 16 on); MapReduce: the larger ``data_deviation`` of the mapper and
-                          reducer skew heuristics (another scale: the model only compares a run with its template)
+                          (the heaviest stage's, from issue 16 on); MapReduce: the larger ``data_deviation`` of the
+                          mapper and reducer skew heuristics (another scale: the model only compares a run with its
+                          template)
 duration_skew_excess      ``metrics.duration_skew_excess`` (Spark, from issue 16 on: duration skew over byte skew of
                           the same tasks, in the heaviest stage); for older analyses (max / median successful task
                           duration, stored quantiles, of the stage with the most task time) / max(1,
