@@ -436,6 +436,7 @@ SERIES_COLUMNS: dict[str, str] = {
 # About 2,000 tasks draw readably as points and keep the series under ~250 KB of JSON (17 columns at most; a
 # feature that is 0 for every sampled task is not stored); every executor keeps its share (stratified_sample).
 DEFAULT_SERIES_MAX_TASKS = 2000
+_INT64_FLOAT_MAX = float(np.nextafter(2.0**63, 0))  # the largest float that casts to int64
 DEFAULT_SERIES_SEED = 7
 
 
@@ -545,6 +546,8 @@ def task_series(
     }
     for name, column in SERIES_COLUMNS.items():
         values = np.rint(np.nan_to_num(gather(column), nan=0.0, posinf=0.0, neginf=0.0))
+        # A hostile counter near 2^63 is 2^63 as a float, past int64: the cast would wrap it to -2^63.
+        values = np.clip(values, -_INT64_FLOAT_MAX, _INT64_FLOAT_MAX)
         if np.any(values != 0):
             series["features"][name] = values.astype(np.int64).tolist()
         else:

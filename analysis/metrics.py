@@ -45,6 +45,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from analysis.summaries import INT64_MAX, saturating_sum
 from appmodel import Executor, JobStatus, SparkApp, StageStatus, TaskStatus
 from appmodel.conf import is_local_master, local_cores
 from appmodel.units import GIB, MIB, parse_size_or_none
@@ -523,7 +524,7 @@ def compute_metrics(app: SparkApp) -> AppMetrics:
         num_tasks += len(stage.tasks)
         num_failed_tasks += int(np.isin(stage.tasks.status, _FAILED_STATUSES).sum())
         num_speculative += int(np.count_nonzero(stage.tasks.speculative))
-        fetch_wait_ms += float(np.nansum(stage.tasks.shuffle_fetch_wait_ms))
+        fetch_wait_ms += saturating_sum(stage.tasks.shuffle_fetch_wait_ms)
     stages_run = {stage_id for (stage_id, _), s in app.stages.items() if s.status not in _NOT_RUN}
     succeeded = sum(int(np.count_nonzero(s.tasks.status == TaskStatus.SUCCESS)) for s in app.stages.values())
     killed = sum(int(np.count_nonzero(s.tasks.status == TaskStatus.KILLED)) for s in app.stages.values())
@@ -547,7 +548,7 @@ def compute_metrics(app: SparkApp) -> AppMetrics:
         num_tasks=num_tasks,
         num_failed_tasks=num_failed_tasks,
         num_speculative_tasks=num_speculative,
-        shuffle_fetch_wait_ms=round(fetch_wait_ms),
+        shuffle_fetch_wait_ms=min(round(fetch_wait_ms), INT64_MAX),
         num_jobs=len(app.jobs),
         num_failed_jobs=sum(1 for job in app.jobs.values() if job.status == JobStatus.FAILED),
         num_stages=len(stages_run),

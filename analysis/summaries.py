@@ -188,7 +188,21 @@ def _with_metrics(tasks: TaskColumns) -> npt.NDArray[np.bool_]:
 
 
 def _sum(values: npt.NDArray[np.generic], mask: npt.NDArray[np.bool_]) -> int:
-    return int(values[mask].sum())
+    return saturating_sum(values[mask])
+
+
+INT64_MAX: Final = int(np.iinfo(np.int64).max)
+
+
+def saturating_sum(values: npt.NDArray[np.generic]) -> int:
+    """The sum of integer counters, NaN skipped, held to int64's range (the stored columns') instead of wrapping
+    as numpy's int64 sum does: hostile counters near 2^63 summed to small negative numbers."""
+    if not values.size:
+        return 0
+    approx = float(np.nansum(values, dtype=np.float64))
+    if abs(approx) < 2.0**62:  # far from wrapping (every real log): the exact sum
+        return int(np.nansum(values))
+    return max(-INT64_MAX, min(INT64_MAX, round(approx)))
 
 
 def stage_row(stage: StageAttempt, hosts: Sequence[str] = ()) -> StageRow:

@@ -171,7 +171,13 @@ class TaskColumns:
 
     @property
     def shuffle_read_bytes(self) -> Int64Array:
-        return self.shuffle_remote_bytes_read + self.shuffle_local_bytes_read
+        remote, local = self.shuffle_remote_bytes_read, self.shuffle_local_bytes_read
+        total = remote + local
+        # int64 addition wraps: two hostile counters near 2^63 made a small negative number. Held at int64's max.
+        wrapped = (total < remote) & (local > 0)
+        if wrapped.any():
+            total[wrapped] = np.iinfo(np.int64).max
+        return total
 
     @property
     def succeeded(self) -> BoolArray:

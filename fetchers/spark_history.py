@@ -20,7 +20,9 @@ still being written is refused as a transient error (the next run fetches it onc
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
+import lzma
 import shutil
 import stat
 import tempfile
@@ -29,7 +31,7 @@ import zlib
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar, Final
+from typing import IO, Any, ClassVar, Final
 from urllib.parse import quote, urlsplit
 
 import requests
@@ -321,6 +323,10 @@ def extract_zip(
         raise
     except OSError as error:
         _empty(dest)
+        if error.errno == errno.ENAMETOOLONG:  # the archive names a path no file system takes: no retry helps
+            raise BackendError(
+                f"{source}: log archive names a path too long to write; refused", permanent=True
+            ) from None
         raise BackendError(f"{source}: cannot extract the log locally ({error.strerror or error})") from None
     return written
 
@@ -329,7 +335,7 @@ def _extract_member(zipped: zipfile.ZipFile, member: zipfile.ZipInfo, target: Pa
     """Copies one member to ``target``, counting what is written; BackendError past ``budget`` or its declared size."""
     written = 0
     with zipped.open(member) as src, target.open("xb") as out:
-        while chunk := src.read(_COPY_CHUNK):
+        while chunk := _read_member(src, member, source):
             written += len(chunk)
             if written > budget:
                 raise BackendError(f"{source}: log archive expands beyond its budget; refused", permanent=True)
@@ -338,6 +344,17 @@ def _extract_member(zipped: zipfile.ZipFile, member: zipfile.ZipInfo, target: Pa
                 raise BackendError(message, permanent=True)
             out.write(chunk)
     return written
+
+
+def _read_member(src: IO[bytes], member: zipfile.ZipInfo, source: str) -> bytes:
+    """The next chunk of a member's data. bzip2 and lzma say "this data does not decompress" with OSError and
+    LZMAError, which must not pass for a local disk failure (a transient error, so the same archive would be
+    fetched again on every poll): the archive is refused for good."""
+    try:
+        return src.read(_COPY_CHUNK)
+    except (OSError, lzma.LZMAError) as error:
+        message = f"{source}: log archive member {member.filename[:200]!r} does not decompress ({error}); refused"
+        raise BackendError(message, permanent=True) from None
 
 
 def _empty(directory: Path) -> None:

@@ -424,7 +424,7 @@ def _jobs(answer: Any, app: SparkApp) -> None:
             stage_ids=tuple(
                 s for s in (opt_int(s, int64=True) for s in as_list(item.get("stageIds"))) if s is not None
             ),
-            num_tasks=as_int(item.get("numTasks"), 0, int64=True),
+            num_tasks=max(0, as_int(item.get("numTasks"), 0, int64=True)),
         )
 
 
@@ -567,7 +567,7 @@ def _stages(rest: _Rest, answer: list[Any], app: SparkApp, *, page_size: int, ma
         stage = StageAttempt(stage_id=stage_id, attempt_id=attempt_id)
         stage.name = as_text(item.get("name"))
         stage.details = as_text(item.get("details"))
-        stage.num_tasks = as_int(item.get("numTasks"), 0, int64=True)
+        stage.num_tasks = max(0, as_int(item.get("numTasks"), 0, int64=True))
         stage.status = _STAGE_STATUS.get(as_text(item.get("status")), StageStatus.PENDING)
         stage.submission_ms = rest_epoch_ms(item.get("submissionTime"))
         stage.completion_ms = rest_epoch_ms(item.get("completionTime"))

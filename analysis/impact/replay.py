@@ -34,6 +34,10 @@ StageKey = tuple[int, int]
 # A slot's wait between two tasks of one stage longer than this is idleness (nothing left to run), not the
 # driver's scheduling round trip.
 _MAX_GAP_MS: Final = 1_000.0
+# Stages with fewer tasks go through the per-task loop alone (the first wave's array set-up costs about as much).
+_WAVE_MIN_TASKS: Final = 32
+# Task attempts whose slots _stage_gaps rebuilds at most (more: a sample of the executors).
+_GAP_SAMPLE_TASKS: Final = 200_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,24 +154,25 @@ def _run_stage(stage: StageWork, ready: float, free: list[float]) -> float:
     """Put the stage's tasks, in launch order, on the earliest free slots; the stage's finish time.
 
     A retried task's next attempt cannot start before the attempt it retries has ended (Spark resubmits a task
-    when its failure is reported), so attempts of one partition run one after the other.
+    when its failure is reported), so attempts of one partition run one after the other. Up to the first such
+    attempt (in launch order) no task waits on another, so that prefix takes the fast path; only the rest pays for
+    the bookkeeping.
     """
     rows = stage.order[stage.task_ms[stage.order] > 0]
-    durations = (stage.task_ms[rows] + stage.gap_ms).tolist()
-    heapreplace = heapq.heapreplace
+    times = stage.task_ms[rows] + stage.gap_ms
     if not stage.retried or stage.facts is None:
-        # The hot loop of every replay: kept to the fewest operations per task.
-        done = ready
-        for duration in durations:
-            start = free[0]
-            end = (start if start > ready else ready) + duration
-            heapreplace(free, end)
-            if end > done:
-                done = end
-        return done
-    done = ready
-    previous: dict[int, float] = {}
-    for duration, partition in zip(durations, stage.facts.index[rows].tolist(), strict=True):
+        return _run_tasks(times, ready, free)[0]
+    partitions = stage.facts.index[rows]
+    again = _attempted_before(partitions)
+    cut = int(np.argmax(again)) if again.any() else len(times)
+    done, prefix_ends = _run_tasks(times[:cut], ready, free, keep_ends=True)
+    # The end of each partition's latest attempt so far, for the partitions tried again after the prefix.
+    retried = np.isin(partitions[:cut], partitions[cut:][again[cut:]])
+    previous: dict[int, float] = dict(
+        zip(partitions[:cut][retried].tolist(), prefix_ends[retried].tolist(), strict=True)
+    )
+    heapreplace = heapq.heapreplace
+    for duration, partition in zip(times[cut:].tolist(), partitions[cut:].tolist(), strict=True):
         start = max(free[0], ready, previous.get(partition, ready))
         end = start + duration
         heapreplace(free, end)
@@ -175,6 +180,69 @@ def _run_stage(stage: StageWork, ready: float, free: list[float]) -> float:
         if end > done:
             done = end
     return done
+
+
+def _run_tasks(
+    times: npt.NDArray[np.float64], ready: float, free: list[float], *, keep_ends: bool = False
+) -> tuple[float, npt.NDArray[np.float64]]:
+    """Tasks that wait on nothing but a slot, in order: their latest end (at least ``ready``) and, with
+    ``keep_ends``, each one's end (else an empty array)."""
+    done = ready
+    first = _first_wave(times, ready, free)
+    if first:
+        done = max(done, float(times[:first].max()) + ready)
+    heapreplace = heapq.heapreplace
+    if not keep_ends:
+        # The hot loop of every replay: kept to the fewest operations per task.
+        for duration in times[first:].tolist():
+            start = free[0]
+            end = (start if start > ready else ready) + duration
+            heapreplace(free, end)
+            if end > done:
+                done = end
+        return done, np.empty(0)
+    ends = times + ready  # the first wave's ends; the loop writes the others
+    later: list[float] = []
+    for duration in times[first:].tolist():
+        start = free[0]
+        end = (start if start > ready else ready) + duration
+        heapreplace(free, end)
+        later.append(end)
+        if end > done:
+            done = end
+    ends[first:] = later
+    return done, ends
+
+
+def _attempted_before(partitions: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+    """Per task (in launch order): whether an earlier task was an attempt of the same partition."""
+    _, inverse = np.unique(partitions, return_inverse=True)
+    first = np.full(inverse.max(initial=-1) + 1, len(partitions), dtype=np.int64)
+    positions = np.arange(len(partitions))
+    np.minimum.at(first, inverse, positions)
+    return np.asarray(first[inverse] != positions)
+
+
+def _first_wave(times: npt.NDArray[np.float64], ready: float, free: list[float]) -> int:
+    """Start the stage's first tasks at once on the slots already free at ``ready``; how many were started.
+
+    Exactly what the per-task loop would do, in a few array operations: while some slot is free by ``ready``, the
+    earliest free slot is one of those, so each of the first tasks starts at ``ready`` and holds a slot until
+    ``ready`` + its time. The free times left at or before ``ready`` are kept as ``ready``: a job group's stages are
+    run in order of their ready times (``simulate_group``), so no later task can start before ``ready`` and the
+    difference is never seen. Worth it only when the stage is wide for its slots: most stages of a big app start
+    on an idle cluster and run in one or two waves, so this takes most tasks off the loop.
+    """
+    if len(times) < _WAVE_MIN_TASKS or len(times) * 8 < len(free):
+        return 0
+    slots = np.array(free, dtype=np.float64)
+    idle = slots <= ready
+    n_idle = int(np.count_nonzero(idle))
+    first = min(n_idle, len(times))
+    if first:
+        free[:] = slots[~idle].tolist() + [ready] * (n_idle - first) + (times[:first] + ready).tolist()
+        heapq.heapify(free)
+    return first
 
 
 def critical_path_ms(workload: Workload) -> float:
@@ -297,32 +365,41 @@ def _stage_gaps(app: SparkApp, cores: int) -> dict[StageKey, float]:
     """Per stage attempt, the median time a slot waited between one of the stage's tasks finishing and the next
     one launching on it: the driver's round trip, which task wall times do not show and many small tasks pay
     many times. Slots are rebuilt per executor from launch and finish times (a task takes the slot freed
-    earliest); a wait longer than _MAX_GAP_MS is idleness, not scheduling, and is not counted."""
-    rows: list[tuple[int, int, int, int]] = []  # (executor, launch, finish, stage index)
+    earliest); a wait longer than _MAX_GAP_MS is idleness, not scheduling, and is not counted.
+
+    Above _GAP_SAMPLE_TASKS task attempts the slots of every k-th executor only are rebuilt (a median needs
+    thousands of waits, not millions: the rebuild is a loop over every attempt it reads)."""
     keys = sorted(app.stages)
-    for index, key in enumerate(keys):
-        tasks = app.stages[key].tasks
-        ok = (tasks.launch_ms > 0) & (tasks.finish_ms >= tasks.launch_ms)
-        rows.extend(
-            zip(
-                tasks.executor[ok].tolist(),
-                tasks.launch_ms[ok].tolist(),
-                tasks.finish_ms[ok].tolist(),
-                [index] * int(ok.sum()),
-                strict=True,
-            )
-        )
-    rows.sort()
+    parts = [app.stages[key].tasks for key in keys]
+    if not parts:
+        return {}
+    executor = np.concatenate([tasks.executor for tasks in parts]).astype(np.int64)
+    launch = np.concatenate([tasks.launch_ms for tasks in parts]).astype(np.int64)
+    finish = np.concatenate([tasks.finish_ms for tasks in parts]).astype(np.int64)
+    stage_index = np.repeat(np.arange(len(parts), dtype=np.int64), [len(tasks) for tasks in parts])
+    keep = (launch > 0) & (finish >= launch)
+    ids = np.unique(executor[keep])
+    every = math.ceil(int(np.count_nonzero(keep)) / _GAP_SAMPLE_TASKS)
+    if every > 1 and len(ids) > 1:
+        keep &= np.isin(executor, ids[:: min(every, len(ids))])
+    executor, launch, finish, stage_index = executor[keep], launch[keep], finish[keep], stage_index[keep]
+    order = np.lexsort((stage_index, finish, launch, executor))  # by executor, then launch, finish, stage
     gaps: dict[int, list[float]] = {}
     current = None
     slots: list[tuple[float, int]] = []
-    for executor, launch, finish, stage in rows:
-        if executor != current:
-            current, slots = executor, [(-math.inf, -1)] * max(1, cores)
+    for executor_id, started, ended, stage in zip(
+        executor[order].tolist(),
+        launch[order].tolist(),
+        finish[order].tolist(),
+        stage_index[order].tolist(),
+        strict=True,
+    ):
+        if executor_id != current:
+            current, slots = executor_id, [(-math.inf, -1)] * max(1, cores)
         free, previous = slots[0]
-        if previous == stage and 0 <= launch - free <= _MAX_GAP_MS:
-            gaps.setdefault(stage, []).append(launch - free)
-        heapq.heapreplace(slots, (float(max(finish, free)), stage))
+        if previous == stage and 0 <= started - free <= _MAX_GAP_MS:
+            gaps.setdefault(stage, []).append(started - free)
+        heapq.heapreplace(slots, (float(max(ended, free)), stage))
     return {keys[index]: float(np.median(values)) for index, values in gaps.items()}
 
 

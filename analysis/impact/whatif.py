@@ -71,9 +71,17 @@ def what_if(workload: Workload, simulate_at: Callable[[int], float] | None = Non
     widest = max((len(s.task_ms) for g in workload.groups for s in g.stages), default=1)
     useful = max(own, min(own * IDEAL_SEARCH_FACTOR, math.ceil(widest / max(1, workload.cores))))
     best = estimate(useful)
-    ideal = _fewest(lambda n: estimate(n) <= best * (1 + IDEAL_TOLERANCE), 1, useful, IDEAL_PRECISION)
-    points = {max(1, round(own * share)) for share in CURVE_SHARES} | {own, max(1, own // 2), own * 2, ideal}
-    curve = {n: estimate(n) for n in sorted(points)}
+
+    def good(n: int) -> bool:
+        return estimate(n) <= best * (1 + IDEAL_TOLERANCE)
+
+    points = {max(1, round(own * share)) for share in CURVE_SHARES} | {own, max(1, own // 2), own * 2}
+    # The search starts between the curve's points, which are replayed anyway: the fewest good count lies above
+    # the largest point below it that is not good (the runtime falls with more executors, give or take noise).
+    high = min((n for n in points if n <= useful and good(n)), default=useful)
+    low = max((n + 1 for n in points if n < high and not good(n)), default=1)
+    ideal = _fewest(good, low, high, IDEAL_PRECISION)
+    curve = {n: estimate(n) for n in sorted(points | {ideal})}
     critical = corrected(critical_path_ms(workload), replayed, actual)
     return WhatIf(
         own_executors=own,

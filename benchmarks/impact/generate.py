@@ -43,8 +43,10 @@ from typing import Any
 import orjson
 
 REPO = Path(__file__).resolve().parents[2]
-CLUSTER_TS = 1_797_000_000_000
-FIRST_START_MS = 1_797_100_000_000
+# In the past (2026-10-23), seven weeks before the first version's dates so weekdays and hours are the same: the
+# reader drops app ends more than a day after the log is read (impossible timings, issue 15 F17).
+CLUSTER_TS = 1_792_766_400_000
+FIRST_START_MS = 1_792_866_400_000
 MB = 1_000_000
 MIB = 1 << 20
 GIB = 1 << 30

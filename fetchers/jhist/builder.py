@@ -595,6 +595,9 @@ class JhistBuilder:
                     data[backwards, end] = data[backwards, start]
         app = self.app
         began = app.launch_ms if app.launch_ms is not None else app.submit_ms
+        if app.finish_ms is not None and app.finish_ms <= 0:  # no time at all: the job's own end stays unknown
+            fixes.add("job(s) with a zero or negative finish time (taken as unknown)")
+            app.finish_ms = None
         if began is not None and app.finish_ms is not None and 0 < app.finish_ms < began:
             fixes.add("job(s) ending before they start")
             app.finish_ms = began

@@ -420,7 +420,11 @@ class AppBuilder(EventHandlers):
         """The hot path; written flat on purpose (each saved call is ~5% of the parse time of a big log)."""
         try:
             event = TASK_END_DECODER.decode(line)
-        except (msgspec.DecodeError, RecursionError):  # includes ValidationError: the tolerant path decides
+        except (
+            msgspec.DecodeError,
+            UnicodeDecodeError,
+            RecursionError,
+        ):  # includes ValidationError: the tolerant path decides
             return False
         info = event.info
         if info is None or event.reason is None:
@@ -447,7 +451,7 @@ class AppBuilder(EventHandlers):
             )
             if executor_metrics is not None:
                 METRICS_ROW.pack(*executor_metrics)  # each fits an int64, or struct.error
-        except (struct.error, msgspec.DecodeError):
+        except (struct.error, msgspec.DecodeError, UnicodeDecodeError):
             return False  # a value beyond int64 or an odd push block: the tolerant path decides
         row = buffer.count
         buffer.rows += packed

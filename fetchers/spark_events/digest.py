@@ -213,7 +213,11 @@ def decode_task_ends(lines: Sequence[memoryview | bytes]) -> TaskEndBatch | None
     decode = TASK_END_DECODER.decode
     try:
         events = [decode(line) for line in lines]
-    except (msgspec.DecodeError, RecursionError):  # RecursionError: a line nested too deep, malformed there
+    except (
+        msgspec.DecodeError,
+        UnicodeDecodeError,
+        RecursionError,
+    ):  # RecursionError: a line nested too deep, malformed there
         return None
     metric_rows = bytearray()  # the Task Executor Metrics of each row, ABSENT when not logged
     stage_index: dict[tuple[int, int], int] = {}
@@ -257,7 +261,12 @@ def decode_task_ends(lines: Sequence[memoryview | bytes]) -> TaskEndBatch | None
                         push.append((stage, values))
             executor_metrics = event.executor_metrics
             metric_rows += no_metrics if executor_metrics is None else pack_metrics(*astuple(executor_metrics))
-    except (struct.error, orjson.JSONDecodeError, msgspec.DecodeError):  # the tolerant path reports the line
+    except (
+        struct.error,
+        orjson.JSONDecodeError,
+        msgspec.DecodeError,
+        UnicodeDecodeError,
+    ):  # the tolerant path reports the line
         return None
     peak_keys, peaks, peak_first_rows = _reduce_peaks(packed, metric_rows, stage_of_row, stage_keys, executors.values)
     unknown_keys: dict[str, int] = {}

@@ -129,7 +129,7 @@ class EventHandlers:
         clip = self.clip
         stage.name = clip.name("stage names", as_text(info.get("Stage Name"), stage.name))
         stage.details = clip.text("stage call sites", as_text(info.get("Details"), stage.details))
-        stage.num_tasks = as_int(info.get("Number of Tasks"), stage.num_tasks)
+        stage.num_tasks = max(0, as_int(info.get("Number of Tasks"), stage.num_tasks))  # a count: -1 is no count
         parents = info.get("Parent IDs")
         if isinstance(parents, list):
             stage.parent_ids = tuple(as_int(p) for p in parents)
@@ -171,7 +171,7 @@ class EventHandlers:
             submission_ms=_opt_int(event.get("Submission Time")),
             status=JobStatus.RUNNING,
             stage_ids=ids,
-            num_tasks=sum(as_int(i.get("Number of Tasks")) for i in infos if i.get("Completion Time") is None),
+            num_tasks=sum(max(0, as_int(i.get("Number of Tasks"))) for i in infos if i.get("Completion Time") is None),
             sql_execution_id=_opt_int(sql_id) if sql_id not in (None, "") else None,
         )
         self.app.jobs[job_id] = job

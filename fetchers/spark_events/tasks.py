@@ -65,6 +65,8 @@ WIDTH: Final = len(RAW_FIELDS)
 ROW: Final = struct.Struct(f"={WIDTH}q")  # native int64s: struct.pack beats array.extend by ~3x here
 _COL: Final = {name: i for i, name in enumerate(RAW_FIELDS)}
 EXECUTOR_COLUMN: Final = _COL["executor"]
+# Every column from here on is a size, count, time or epoch time: never negative in a log Spark wrote.
+_FIRST_METRIC: Final = _COL["executor_deserialize_ms"]
 HOST_COLUMN: Final = _COL["host"]
 # Push-based shuffle reads (3.2+) are summed per stage attempt, not kept per task: most logs have only zeros.
 PUSH_FIELDS: Final[tuple[str, ...]] = (
@@ -215,6 +217,14 @@ class TaskBuffer:
         def col(name: str) -> Int64Array:
             return raw[:, _COL[name]]
 
+        negative = raw[:, _FIRST_METRIC:] < 0
+        if negative.any():  # sizes, counts and times a log cannot have: read as 0, so no sum goes below zero
+            if fixes is not None:
+                fixes.add(
+                    "task(s) with negative metric values (read as 0)", int(np.count_nonzero(negative.any(axis=1)))
+                )
+            raw = raw.copy()
+            raw[:, _FIRST_METRIC:] = np.maximum(raw[:, _FIRST_METRIC:], 0)
         finish, launch = col("finish_ms"), col("launch_ms")
         finished = finish > 0
         backwards = finished & (finish < launch)

@@ -139,3 +139,26 @@ def test_job_rows_list_the_newest_job_first() -> None:
     app = _app()
     app.jobs[1] = Job(job_id=1)
     assert [r.job_id for r in job_rows(app)] == [1, 0]
+
+
+def test_counters_near_2_to_the_63_sum_to_int64s_max_not_to_a_wrapped_negative_number() -> None:
+    """Found by the fuzz suite (huge_counters): every TaskEnd counter at Java's Long.MAX_VALUE gave stage sums of
+    -2, -4 or -10 (numpy's int64 sums and additions wrap silently)."""
+    top = np.iinfo(np.int64).max
+    tasks = TaskColumns.from_columns(
+        {
+            "task_id": [0, 1],
+            "index": [0, 1],
+            "status": [S, S],
+            "executor": [0, 0],
+            "duration_ms": [10, 10],
+            "input_bytes": [top, top],
+            "shuffle_remote_bytes_read": [top, top],
+            "shuffle_local_bytes_read": [top, 5],
+        }
+    )
+    assert list(tasks.shuffle_read_bytes) == [top, top]
+    stage = StageAttempt(stage_id=0, attempt_id=0, num_tasks=2, status=StageStatus.COMPLETE, tasks=tasks)
+    [row] = stage_rows(SparkApp(app_id="app-1", stages={(0, 0): stage}))
+    assert row.input_bytes == top
+    assert row.shuffle_read_bytes == top

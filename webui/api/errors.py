@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
@@ -54,6 +56,12 @@ def _first_message(detail: Any) -> tuple[str | None, str]:
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     response = exception_handler(exc, context)
+    # DRF answers Django's Http404 (an unknown ?format= among others) and PermissionDenied as its own NotFound and
+    # PermissionDenied; give them the same body as those.
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
     if response is None or not isinstance(exc, exceptions.APIException):
         return response
     field, message = _first_message(exc.detail)

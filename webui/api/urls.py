@@ -28,5 +28,6 @@ urlpatterns = [
     path("hosts", hosts.HostsView.as_view(), name="hosts"),
     # A host name is data and may hold any character.
     re_path(r"^hosts/(?P<host>.+)$", hosts.HostDetailView.as_view(), name="host_detail"),
-    re_path(r"^(?P<rest>.*)$", views.unknown_endpoint),
+    # [\s\S], not ".": a path with a newline in it (%0A) is an unknown endpoint too, not the web UI's HTML 404.
+    re_path(r"^(?P<rest>[\s\S]*)$", views.unknown_endpoint),
 ]

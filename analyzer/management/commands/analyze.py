@@ -25,6 +25,7 @@ The contract CI scripts rely on:
 
 from __future__ import annotations
 
+import json
 import re
 import stat
 from collections.abc import Callable, Iterable
@@ -294,12 +295,9 @@ class Command(BaseCommand):
 
     def _print(self, report: AnalysisReport, stored_id: int | None) -> None:
         if self.output_format == "json":
-            import orjson
-
             record = report.to_json_dict()
             record["stored_id"] = stored_id
-            options = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
-            self.stdout.write(orjson.dumps(record, option=options).decode())
+            self.stdout.write(json_line(record))
             self.stdout.flush()  # one complete line per app, as soon as it is known
             return
         if self.no_store:
@@ -313,6 +311,19 @@ class Command(BaseCommand):
             where = f"stored as analyzed app #{stored_id} in the {connection.vendor} database {database}"
         self.stdout.write(render_text(report, where) + "\n")
         self.stdout.flush()
+
+
+def json_line(record: dict[str, Any]) -> str:
+    """One JSON Lines record. orjson writes integers of 64 bits at most; a sum of hostile counters can pass that
+    (json_safe keeps it exact for jsonb), and the stdlib writes any integer."""
+    import orjson
+
+    try:
+        return orjson.dumps(record, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS).decode()
+    except orjson.JSONEncodeError:
+        from appmodel.jsonsafe import json_safe
+
+        return json.dumps(json_safe(record), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def _where_and_why(source: str, error: str) -> tuple[str, str]:

@@ -155,3 +155,12 @@ def test_the_analysis_carries_the_input_and_a_failure_in_it_is_only_a_warning(mo
     report = analyze(app, NoHeuristics())
     assert report.executor_anomaly == {}
     assert "executor anomaly input could not be computed: ValueError: bad columns" in report.warnings
+
+
+def test_a_task_counter_near_2_to_the_63_is_kept_at_the_top_of_the_series_not_wrapped_negative():
+    """Found by the fuzz suite (huge_counters): a counter of Java's Long.MAX_VALUE became -2^63 in the series."""
+    app = app_with({"1": 2}, input_bytes=[(1 << 63) - 1, 5])
+    series = task_series(app)
+    values = sorted(series["features"]["input_bytes"])
+    assert values[0] == 5
+    assert values[1] > 9.2e18
