@@ -609,7 +609,7 @@ def _host_evidence(app: SparkApp) -> tuple[float | None, float | None]:
     for host in np.unique(h):
         mine = h == host
         if int(mine.sum()) >= CPU_RATIO_MIN_TASKS and w[mine].sum() > 0:
-            per_host.append(min(1.0, float(c[mine].sum()) / float(w[mine].sum())))
+            per_host.append(min(1.0, max(0.0, float(c[mine].sum()) / float(w[mine].sum()))))
     spread = max(per_host) - min(per_host) if len(per_host) >= 2 else None
     return slow_share, spread
 
