@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 PERTURB_Z = (3.0, 8.0)
 # Held-out runs perturbed (x ~9 causes): bounds the training time whatever the history's size (~1,500 explanations,
-# ~5 s on 2 cores) while leaving several hundred High answers to count.
+# ~10 s on a loaded 2-core machine) while leaving several hundred High answers to count.
 MAX_CALIBRATION_RUNS = 200
 LOW_ERROR_QUANTILES = (0.5, 0.25)  # tighter High bounds tried when the tuned one fails the calibration
 
