@@ -474,8 +474,19 @@ def _app_attribution(app: AnalyzedApp) -> AppAttribution:
         return AppAttribution(reason=f"Slowdown attribution does not support {app.app_type} apps.")
     version = serving_version()
     if version is None:
+        from analysis.attribution.features import FORMAT_VERSION
         from analyzer.models import AttributionModelVersion
 
+        if (
+            AttributionModelVersion.objects.exists()
+            and not AttributionModelVersion.objects.filter(format_version=FORMAT_VERSION).exists()
+        ):
+            return AppAttribution(
+                reason=(
+                    "The stored attribution models predate the features this version computes: "
+                    "run manage.py train_attribution (the scheduler also trains one daily)."
+                )
+            )
         if AttributionModelVersion.objects.exists():
             return AppAttribution(
                 reason=(
@@ -491,11 +502,12 @@ def _app_attribution(app: AnalyzedApp) -> AppAttribution:
         # A usual borrowed from "similar" templates is another job's usual: no answer rather than a guess.
         own = training_apps(days=None).filter(template=app.template).count()
         trained = 0 if idx is None else int(b.n_runs[idx])
+        later = " The next training will include them." if own >= b.min_runs else ""
         return AppAttribution(
             reason=(
                 f"No slowdown attribution: this job has {own} successful run(s) stored "
                 f"({trained} in the serving model's training window), and {b.min_runs} of its own are needed "
-                "to know its usual runtime."
+                f"to know its usual runtime.{later}"
             ),
             version_id=version.pk,
         )

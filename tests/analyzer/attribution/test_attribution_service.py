@@ -70,9 +70,11 @@ def test_the_newest_version_whose_mare_passes_the_bar_serves() -> None:
         assert serving_version() is None
 
 
-def test_a_version_of_an_older_model_format_does_not_serve() -> None:
+def test_a_version_of_an_older_model_format_does_not_serve_and_the_answer_says_to_retrain() -> None:
     version(0.10, minutes_ago=10, format_version=FORMAT_VERSION - 1)  # reads features no longer computed
     assert serving_version() is None
+    answer = app_attribution(make_app(template="t", runtime_ms=1000))
+    assert "predate the features" in answer.reason
 
 
 def test_pruning_keeps_the_newest_versions_and_the_serving_one() -> None:
