@@ -20,8 +20,14 @@ Model. Each metric is a feature modelled as a univariate Gaussian:
 
 Unit-free likelihoods and a variance floor (algorithms.md §4, measured pitfalls):
 
-* A feature's score is ``-z**2 / 2``, the Gaussian log-likelihood minus its value at the mean. The raw
-  log-likelihood carries ``-log(sigma)``, which depends on the unit, so raw rankings favour large-unit features.
+* A feature's score is ``-h**2 / 2`` with ``h`` the part of z in the feature's harmful direction
+  (``Feature.harm``: more GC, spill, time, failures; fewer tasks, less CPU per run ms), 0 the other way: the
+  question is which executor was slower or costlier than its siblings, and an executor with less GC than usual
+  (z -5.5 on a 4-executor app against the template's runs, issue 16) is a good one, not the one to look at. It
+  is the one-sided Gaussian log-likelihood minus its value at the mean; the raw log-likelihood carries
+  ``-log(sigma)``, which depends on the unit, so raw rankings favour large-unit features. Numeric columns this
+  module does not know have no known harmful direction and score both ways.
+* CPU per run ms (``cpu_time_ms / run_time_ms``) is derived when both are given: low means tasks waited.
 * The standard deviation is floored at ``max(s, rel_floor * |mean|, rel_floor * scale, quantum)`` with
   ``rel_floor`` = 0.05, ``scale`` the feature's mean absolute value over all executors and ``quantum`` its
   quantization step (1 for counts and milliseconds): a near-constant feature (a rare failure counter, a metric
@@ -67,10 +73,16 @@ class Feature:
     source: str  # where it comes from in the app model / summaries
     additive: bool = True  # a total over the executor's tasks: modelled per task (see rank_executors)
     symptom: bool = False  # time that is slow *because of* a resource; ranked after an explaining resource
+    # Which way costs: "high" (more GC, spill, time, failures...) or "low" (fewer tasks done, less CPU per run
+    # ms). A deviation the other way is a better-than-usual executor: shown, never scored.
+    harm: Literal["high", "low"] = "high"
 
 
 FEATURES: tuple[Feature, ...] = (
-    Feature("tasks", "tasks run", 1, "task ends on the executor (ExecutorRow.total_tasks counts starts)", False),
+    # Fewer tasks than its siblings: the scheduler gave a slow executor less work (more is not a cost: it was free).
+    Feature(
+        "tasks", "tasks run", 1, "task ends on the executor (ExecutorRow.total_tasks counts starts)", False, harm="low"
+    ),
     Feature("failed_tasks", "failed tasks", 1, "TaskStatus FAILED or RESUBMITTED (ExecutorRow.failed_tasks)", False),
     Feature("task_time_ms", "task time", 1, "sum of TaskColumns.duration_ms (total_duration_ms)", symptom=True),
     Feature("run_time_ms", "executor run time", 1, "sum of TaskColumns.executor_run_time_ms", symptom=True),
@@ -86,7 +98,12 @@ FEATURES: tuple[Feature, ...] = (
     Feature("peak_execution_memory", "peak task memory", 1, "max of TaskColumns.peak_execution_memory", False),
     Feature("jvm_heap_peak_bytes", "peak JVM heap", 1, "Executor.peak_metrics['JVMHeapMemory'] or NaN", False),
 )
-FEATURE_BY_NAME = {f.name: f for f in FEATURES}
+# Derived in the ranking from two stored features (so old stored rows and references get it too): CPU time per
+# ms of executor run time. Low means the tasks waited (I/O, a starved or throttled host), the slow direction.
+CPU_SHARE = Feature(
+    "cpu_per_run_ms", "CPU per run ms", 0, "cpu_time_ms / run_time_ms (derived)", additive=False, harm="low"
+)
+FEATURE_BY_NAME = {f.name: f for f in (*FEATURES, CPU_SHARE)}
 
 
 class ExecutorInputError(ValueError):
@@ -100,8 +117,9 @@ class FeatureScore:
     mean: float
     std: float  # after the floor
     z: float
-    log_likelihood: float  # -z**2/2: unit-free, 0 at the mean
+    log_likelihood: float  # -z**2/2 of the harmful part of z: unit-free, 0 at the mean and for a better value
     direction: Literal["high", "low", "typical"]
+    harmful: bool = False  # the deviation is in the feature's costly direction (see Feature.harm)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +225,26 @@ def _per_task(values: FloatArray, names: list[str]) -> FloatArray:
         return np.where(tasks > 0, values / np.where(tasks > 0, tasks, 1.0), np.nan)
 
 
+def _harm_sign(name: str) -> int:
+    known = FEATURE_BY_NAME.get(name)
+    if known is None:
+        return 0
+    return 1 if known.harm == "high" else -1
+
+
+def _with_cpu_share(frame: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """``frame`` with CPU per run ms when it has CPU and run time (a copy; the caller's frame is not changed)."""
+    if "cpu_time_ms" not in names or "run_time_ms" not in names or CPU_SHARE.name in names:
+        return frame
+    if "cpu_time_ms" not in frame.columns or "run_time_ms" not in frame.columns:
+        return frame
+    cpu = frame["cpu_time_ms"].to_numpy(np.float64, na_value=np.nan)
+    run = frame["run_time_ms"].to_numpy(np.float64, na_value=np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(run > 0, cpu / np.where(run > 0, run, 1.0), np.nan)
+    return frame.assign(**{CPU_SHARE.name: share})
+
+
 def _numeric_features(frame: pd.DataFrame) -> list[str]:
     import pandas as pd
 
@@ -287,6 +325,11 @@ def _rank_executors(
     if not names:
         raise ExecutorInputError("no numeric feature columns")
     hosts = [str(h) for h in frame["host"]] if "host" in frame.columns else [""] * len(ids)
+    frame = _with_cpu_share(frame, names)
+    if reference is not None:
+        reference = _with_cpu_share(reference, names)
+    if CPU_SHARE.name in frame.columns and CPU_SHARE.name not in names:
+        names = [*names, CPU_SHARE.name]
     values = frame[names].to_numpy(np.float64, na_value=np.nan, copy=True)
     values[~np.isfinite(values)] = np.nan
     quantum = np.array([FEATURE_BY_NAME[n].quantum if n in FEATURE_BY_NAME else 0.0 for n in names])
@@ -363,7 +406,10 @@ def _rank_executors(
     usable = ~np.isnan(values) & ~np.isnan(var) & ~constant & (std > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         z = np.where(usable, (values - mean) / np.where(std > 0, std, 1.0), np.nan)
-    ll = -0.5 * z * z
+    # Signed harm per feature: +1 more is costly, -1 less is costly, 0 unknown (scored both ways).
+    sign = np.array([_harm_sign(n) for n in names], dtype=np.float64)
+    hz = np.where(sign == 0, np.abs(z), z * sign)  # z in the costly direction; negative = better than usual
+    ll = -0.5 * np.square(np.maximum(hz, 0.0))
 
     ranked: list[ExecutorScore] = []
     left_out: list[LeftOut] = []
@@ -375,12 +421,13 @@ def _rank_executors(
             )
             continue
         key = ll[i].copy()
-        causes = cols[~symptom[cols] & (z[i, cols] >= explain_z)]
+        causes = cols[~symptom[cols] & (hz[i, cols] >= explain_z)]
         if causes.size:  # a resource explains the slow time: show the resource first
             best = key[causes].min()
-            explained = symptom & (z[i] > 0)
+            explained = symptom & (hz[i] > 0)
             key[explained] = np.maximum(key[explained], np.nextafter(best, np.inf))
-        order = cols[np.lexsort((symptom[cols], key[cols]))]
+        # Ties (every harmless feature scores 0) go by the harmful z: a better-than-usual feature comes last.
+        order = cols[np.lexsort((-hz[i, cols], symptom[cols], key[cols]))]
         feats = [
             FeatureScore(
                 feature=names[j],
@@ -390,6 +437,7 @@ def _rank_executors(
                 z=float(z[i, j]),
                 log_likelihood=float(ll[i, j]),
                 direction="high" if z[i, j] > 1 else "low" if z[i, j] < -1 else "typical",
+                harmful=bool(hz[i, j] > 1),
             )
             for j in order
         ]

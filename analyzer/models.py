@@ -453,6 +453,9 @@ class AppHostTasks(models.Model):
     n_tasks = models.IntegerField(default=0)
     task_ms = models.BigIntegerField(default=0)  # summed durations of those tasks
     z = models.BinaryField()
+    # Sum over those tasks of ln(duration / sibling median) (analysis.hosts.sibling_log_ratios): the host's speed.
+    # Null for rows stored before issue 16; such hosts are not called stragglers until their apps are re-analyzed.
+    log_ratio_sum = models.FloatField(null=True, blank=True)
 
     class Meta:
         indexes = [

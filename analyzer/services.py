@@ -340,6 +340,7 @@ def _store_host_tasks(app: AnalyzedApp, report: AnalysisReport) -> None:
                 end_time=app.end_time,
                 **_fit(AppHostTasks, host=row.host, n_tasks=row.n_tasks, task_ms=row.task_ms),
                 z=row.z,
+                log_ratio_sum=row.log_ratio_sum,
             )
             for row in report.host_tasks
         ),

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import io
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,6 +34,9 @@ __all__ = ("AUTH_MODES", "HTTP_PARAMETERS", "HttpPolicy", "download", "get_json"
 AUTH_MODES: Final = ("none", "basic", "bearer", "spnego")
 RETRY_STATUSES: Final = frozenset({429, 500, 502, 503, 504})
 CHUNK_SIZE: Final = 1 << 20
+# The largest JSON answer read (History Server REST views, JobHistory Server job and conf views): a page of the
+# History Server's task list at its largest page size is tens of MB; four times the 64 MiB WebHDFS listings get.
+MAX_JSON_BYTES: Final = 256 << 20
 _MASK: Final = "********"
 
 HTTP_PARAMETERS: Final[tuple[Parameter, ...]] = (
@@ -214,10 +219,21 @@ def _spnego_auth() -> requests.auth.AuthBase:
 
 
 def get_json(session: requests.Session, url: str, **params: Any) -> Any:
-    """The decoded JSON answer to GET ``url`` with query ``params``; BackendError on any failure."""
-    with _get(session, url, params=params, stream=False) as response:
+    """The decoded JSON answer to GET ``url`` with query ``params``; BackendError on any failure.
+
+    The answer is read as it comes and refused past MAX_JSON_BYTES (a permanent error): a server that sends
+    without end must not take the worker's memory with it."""
+    with _get(session, url, params=params, stream=True) as response:
+        body = io.BytesIO()
+        copy_body(
+            response,
+            body,
+            max_bytes=MAX_JSON_BYTES,
+            where=f"GET {_safe(session, url)}",
+            reason=lambda error: _reason(session, error, url),
+        )
         try:
-            return response.json()
+            return json.loads(body.getvalue())
         except ValueError:
             raise BackendError(
                 f"GET {_safe(session, url)}: the answer is not JSON "

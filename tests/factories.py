@@ -67,11 +67,21 @@ def copy_log(refdata: Path, name: str, directory: Path, finished_ms: int) -> Pat
     return target
 
 
-def add_host_tasks(app: AnalyzedApp, host: str, z: Any, task_ms: int | None = None) -> AppHostTasks:
-    """A host's z-score sample in ``app`` (every z stored, as when the host ran at most HOST_SAMPLE_MAX tasks)."""
+def add_host_tasks(
+    app: AnalyzedApp, host: str, z: Any, task_ms: int | None = None, log_ratio: float | str | None = "from z"
+) -> AppHostTasks:
+    """A host's z-score sample in ``app`` (every z stored, as when the host ran at most HOST_SAMPLE_MAX tasks).
+
+    ``log_ratio``: the mean ln(duration / sibling median) of its tasks; by default 0.4 z, as for siblings whose
+    durations vary by about 40% (a host 1.5 sibling std slower ran 1.8x its siblings); None stores none (a row
+    from before issue 16)."""
     import numpy as np
 
     values = np.asarray(z, dtype="<f4")
+    if log_ratio == "from z":
+        ratio_sum: float | None = 0.4 * float(values.astype(np.float64).sum())
+    else:
+        ratio_sum = None if log_ratio is None else float(log_ratio) * values.size
     return AppHostTasks.objects.create(
         app=app,
         cluster=app.cluster,
@@ -80,6 +90,7 @@ def add_host_tasks(app: AnalyzedApp, host: str, z: Any, task_ms: int | None = No
         n_tasks=values.size,
         task_ms=task_ms if task_ms is not None else 1000 * values.size,
         z=values.tobytes(),
+        log_ratio_sum=ratio_sum,
     )
 
 

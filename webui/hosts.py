@@ -22,6 +22,7 @@ from analyzer.stored_results import UnreadableResult
 from appmodel.formatting import page_z_score
 
 HOSTS_PER_PAGE: Final = 100
+SLOWED_APPS_SHOWN: Final = 10  # per straggler, the apps it slowed most (the count says how many there were)
 MAX_STRAGGLER_CHARTS: Final = 12  # each straggler's histogram is a chart; more are listed in the table only
 TREND_POINTS: Final = 48
 RERANK: Final = "The next ranking replaces it (hourly, or now with manage.py rank_hosts)."
@@ -118,12 +119,15 @@ def hosts(request: HttpRequest) -> HttpResponse:
     charts = []
     for i, record in enumerate(stragglers[:MAX_STRAGGLER_CHARTS]):
         histogram = host_selectors.host_histogram(snapshot, record)
+        slowed, slowed_count = host_selectors.slowed_apps(snapshot, record, limit=SLOWED_APPS_SHOWN)
         charts.append(
             {
                 "id": f"straggler-{i + 1}",
                 "host": _row(record, cluster, window),
                 "histogram": histogram,
                 "data": histogram_chart(histogram, record.host, record.family),
+                "slowed": slowed,
+                "slowed_count": slowed_count,
             }
         )
     context |= {

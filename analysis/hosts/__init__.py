@@ -3,7 +3,7 @@
 Pure library (numpy, pandas, scipy; no Django) over a task frame (columns in ``frame``): task durations
 become z-scores among sibling tasks, each host's z-scores are fitted by nine candidate distributions chosen
 by Anderson-Darling, indicators are computed per host, and hosts are levelled by the paper's interval-graph
-ranking; level-0 hosts significantly slower than the fleet are the stragglers.
+ranking; hosts significantly and materially (x1.3) slower than their hardware class are the stragglers.
 
     snapshot = rank_hosts(task_frame_from_arrays(host, group, duration_ms, finish_ms))
     snapshot.hosts; snapshot.stragglers; snapshot.n_levels; snapshot.to_dict()
@@ -22,6 +22,7 @@ from analysis.hosts.frame import (
     HostTasks,
     TaskFrameError,
     host_task_samples,
+    sibling_log_ratios,
     sibling_zscores,
     task_frame_from_app,
     task_frame_from_arrays,
@@ -32,7 +33,14 @@ from analysis.lazy_exports import lazy_getattr
 
 if TYPE_CHECKING:
     from analysis.hosts.fit import FAMILIES, fit_full
-    from analysis.hosts.rank import HOST_COLUMNS, INTERVALS, RankingConfig, StragglerSnapshot, rank_hosts
+    from analysis.hosts.rank import (
+        HOST_COLUMNS,
+        INTERVALS,
+        RankingConfig,
+        StragglerSnapshot,
+        hardware_classes,
+        rank_hosts,
+    )
 
 _LAZY: dict[str, str] = {
     "FAMILIES": "analysis.hosts.fit",
@@ -42,6 +50,7 @@ _LAZY: dict[str, str] = {
     "StragglerSnapshot": "analysis.hosts.rank",
     "fit_full": "analysis.hosts.fit",
     "rank_hosts": "analysis.hosts.rank",
+    "hardware_classes": "analysis.hosts.rank",
 }
 
 
@@ -59,10 +68,12 @@ __all__ = [
     "StragglerSnapshot",
     "TaskFrameError",
     "fit_full",
+    "hardware_classes",
     "host_task_samples",
     "levels",
     "levels_reference",
     "rank_hosts",
+    "sibling_log_ratios",
     "sibling_zscores",
     "task_frame_from_app",
     "task_frame_from_arrays",

@@ -13,6 +13,12 @@ A task frame is a pandas DataFrame with one row per finished task attempt:
 ``finish_ms``
     When the task ended (epoch ms): the window filter reads it.
 
+``log_ratio`` (optional)
+    ln(duration / median duration of its siblings): how many times slower than its siblings the task ran, the
+    unit the straggler floor is stated in (``RankingConfig.min_slowdown``). Computed from ``duration_ms`` when
+    the frame has it; a frame with ``z`` carries it when known (the product: each stored sample's app-host
+    mean), and hosts without it cannot be called stragglers.
+
 Extra columns are carried and ignored.
 
 Because sibling groups never span apps, z-scores can be computed once per app when it is analyzed
@@ -138,6 +144,24 @@ def sibling_zscores(group: npt.ArrayLike, duration: npt.ArrayLike, min_group_tas
     )
 
 
+def sibling_log_ratios(group: npt.ArrayLike, duration: npt.ArrayLike, min_group_tasks: int = 5) -> FloatArray:
+    """ln(max(t, 1 ms) / max(median of its group, 1 ms)) per task; NaN where ``sibling_zscores`` gives NaN (group
+    too small or constant, invalid duration). The median, not the mean: a slow host's own tasks must not move
+    the yardstick it is measured with, and a task's noise ratio is symmetric in log space."""
+    import pandas as pd
+
+    t = np.asarray(duration, dtype=np.float64)
+    z = sibling_zscores(group, t, min_group_tasks).z
+    ok = np.isfinite(z)
+    out = np.full(t.shape[0], np.nan)
+    if not ok.any():
+        return out
+    series = pd.Series(np.maximum(t[ok], 1.0))
+    median = series.groupby(np.asarray(group)[ok]).transform("median").to_numpy(dtype=np.float64)
+    out[ok] = np.log(series.to_numpy()) - np.log(median)
+    return out
+
+
 def task_frame_from_app(app: SparkApp | MapReduceApp, key: str | None = None) -> pd.DataFrame:
     """The task frame of one analyzed app: its successful task attempts, grouped by stage attempt (Spark) or
     phase (MapReduce), host names from ``app.hosts``.
@@ -187,14 +211,21 @@ def _part(
 
 
 def with_zscores(tasks: pd.DataFrame, min_group_tasks: int = 5) -> pd.DataFrame:
-    """(host, z, finish_ms) of the tasks whose group could be normalized: what to keep per analyzed app."""
+    """(host, z, log_ratio, finish_ms) of the tasks whose group could be normalized: what to keep per analyzed app."""
     import pandas as pd
 
     validate(tasks)
-    zs = sibling_zscores(tasks["group"].to_numpy(), tasks["duration_ms"].to_numpy(), min_group_tasks)
+    group, duration = tasks["group"].to_numpy(), tasks["duration_ms"].to_numpy()
+    zs = sibling_zscores(group, duration, min_group_tasks)
+    ratio = sibling_log_ratios(group, duration, min_group_tasks)
     keep = np.isfinite(zs.z)
     return pd.DataFrame(
-        {"host": tasks["host"].to_numpy()[keep], "z": zs.z[keep], "finish_ms": tasks["finish_ms"].to_numpy()[keep]}
+        {
+            "host": tasks["host"].to_numpy()[keep],
+            "z": zs.z[keep],
+            "log_ratio": ratio[keep],
+            "finish_ms": tasks["finish_ms"].to_numpy()[keep],
+        }
     )
 
 
@@ -208,13 +239,15 @@ class HostTasks:
     """One app's tasks on one host as the periodic ranking reads them (what ``AppHostTasks`` stores).
 
     ``n_tasks`` and ``task_ms`` count every task of the host with a z-score; ``z`` holds at most
-    ``HOST_SAMPLE_MAX`` of their z-scores as little-endian float32 bytes (``zscores()`` reads them back).
+    ``HOST_SAMPLE_MAX`` of their z-scores as little-endian float32 bytes (``zscores()`` reads them back);
+    ``log_ratio_sum`` sums ``sibling_log_ratios`` over those ``n_tasks`` (None: stored before it existed).
     """
 
     host: str
     n_tasks: int
     task_ms: int
     z: bytes
+    log_ratio_sum: float | None = None
 
     def zscores(self) -> npt.NDArray[np.float32]:
         return np.frombuffer(self.z, dtype="<f4")
@@ -238,20 +271,24 @@ def _sibling_groups(app: SparkApp | MapReduceApp) -> list[tuple[IntArray, FloatA
     return groups
 
 
-def _one_group_zscores(duration: FloatArray, min_group_tasks: int) -> FloatArray:
-    """``sibling_zscores`` of one sibling group, in numpy alone (no factorizing): the per-app samples' hot path."""
+def _one_group_zscores(duration: FloatArray, min_group_tasks: int) -> tuple[FloatArray, FloatArray]:
+    """``sibling_zscores`` and ``sibling_log_ratios`` of one sibling group, in numpy alone (no factorizing): the
+    per-app samples' hot path."""
     t = np.asarray(duration, dtype=np.float64)
     ok = np.isfinite(t) & (t >= 0)
     z = np.full(t.shape[0], np.nan)
+    ratio = np.full(t.shape[0], np.nan)
     count = int(np.count_nonzero(ok))
     if count < min_group_tasks:
-        return z
+        return z, ratio
     mean = float(t[ok].sum()) / count
     dev = t[ok] - mean
     std = float(np.sqrt(float((dev * dev).sum()) / (count - 1)))
     if std > 1e-12 * max(abs(mean), 1.0):
         z[ok] = dev / std
-    return z
+        clipped = np.maximum(t[ok], 1.0)
+        ratio[ok] = np.log(clipped) - np.log(float(np.median(clipped)))
+    return z, ratio
 
 
 def host_task_samples(
@@ -270,13 +307,15 @@ def host_task_samples(
     host_parts: list[IntArray] = []
     z_parts: list[FloatArray] = []
     duration_parts: list[FloatArray] = []
+    ratio_parts: list[FloatArray] = []
     for host, duration in _sibling_groups(app):
-        z = _one_group_zscores(duration, min_group_tasks)
+        z, ratio = _one_group_zscores(duration, min_group_tasks)
         ok = np.isfinite(z)
         if ok.any():
             host_parts.append(host[ok])
             z_parts.append(z[ok])
             duration_parts.append(duration[ok])
+            ratio_parts.append(ratio[ok])
     if not z_parts:
         return ()
     host_idx = np.concatenate(host_parts)
@@ -287,6 +326,7 @@ def host_task_samples(
     counts = np.bincount(host_idx, minlength=n_hosts)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     totals = np.bincount(host_idx, weights=np.concatenate(duration_parts), minlength=n_hosts)
+    ratio_sums = np.bincount(host_idx, weights=np.concatenate(ratio_parts), minlength=n_hosts)
     rng = np.random.default_rng(seed)
     out = []
     for i in sorted(np.flatnonzero(counts).tolist(), key=labels.__getitem__):
@@ -299,6 +339,7 @@ def host_task_samples(
                 n_tasks=int(counts[i]),
                 task_ms=round(float(totals[i])),
                 z=z_all[rows].astype("<f4").tobytes(),
+                log_ratio_sum=float(ratio_sums[i]),
             )
         )
     return tuple(out)

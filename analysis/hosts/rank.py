@@ -8,13 +8,31 @@ Steps: z-scores among siblings (``frame.sibling_zscores``), the window filter on
 statistics from host-sorted z-scores, nine candidate families fitted and chosen by Anderson-Darling
 (``fit``), indicators, then the paper's interval-graph levels (``levels``).
 
-**Which hosts are stragglers.** Level 0 is never empty: on a healthy fleet it still holds the hosts nobody
-is certainly slower than. A level-0 host is called a straggler only when it is also significantly slower
-than the fleet: at least ``min_host_tasks`` tasks in the window, mean z at least ``min_effect`` above the
-fleet centre (the median of host means), and a one-sided t-test of its mean against the centre significant
-after Benjamini-Hochberg correction over all ranked hosts at ``alpha`` (BH rather than Holm: with 12.5k hosts
-Holm's family-wise control would cost recall of mildly slow hosts for little gain, and the effect floor
-already bounds what a false discovery can be).
+**Which hosts are stragglers: slower than their peers, by a margin an owner acts on.** A fleet mixes hardware
+generations; a host of an older generation 15% slower than the fleet's median is working as bought, and
+calling a tenth of the fleet "stragglers" every day (issue 16: 10 hosts of a 15% slower generation flagged in
+21-33 of 47 daily snapshots, precision 0.15 on a fleet with two truly bad hosts) hides the two that are broken.
+So each ranked host is compared with its **hardware class**:
+
+* its *speed* is ``exp(mean log_ratio)`` over its tasks in the window: how many times longer than the median
+  of their siblings its tasks ran (1.0 typical; the frame's ``log_ratio``);
+* its class comes from ``classes`` (a host -> label mapping, e.g. from host-name patterns in the source
+  config) or, for hosts it does not name, is learned from the window (``hardware_classes``): hosts sorted by
+  speed split where two neighbours differ by more than ``class_gap`` (x1.10: generations closer than that are
+  one class, and the floor below absorbs the difference), and a group smaller than ``min_class_hosts`` or
+  ``min_class_share`` of the ranked hosts (one or two broken hosts, not a procurement batch) joins its nearest
+  neighbour group. A class too small to compare with is replaced by the whole fleet;
+* a straggler has at least ``min_host_tasks`` tasks, a speed at least ``min_slowdown`` (x1.3) times its class's
+  median speed, and a mean z significantly above its class's median host mean z (one-sided t-test,
+  Benjamini-Hochberg over all ranked hosts at ``alpha``; BH rather than Holm: with 12.5k hosts Holm's
+  family-wise control would cost recall for little gain, since the floor bounds what a false discovery can be).
+
+Why x1.3: tasks of a host 30% slower than its peers finish 30% later than their siblings, so the stages they
+end are that much longer, beyond the 10-20% run-to-run spread of recurring jobs and the 5-15% between
+hardware generations; below it, replacing or draining a host buys less than the spread an owner already lives
+with. A host whose speed is unknown (samples stored before ``log_ratio`` existed) is never a straggler: silence
+rather than a guess. The level (below) is the paper's fleet-wide tier and is shown, not required: a broken host of
+a fast generation may sit below a whole slow generation in the fleet's order.
 
 **The interval decides the levels.** The default, the 95% confidence interval of the host mean, is narrow
 (hundreds of tasks per host): hosts 1.3x and 3x slow get disjoint intervals, so the 1.3x host lands a level
@@ -31,6 +49,7 @@ differences. ``n_levels`` is reported with every snapshot.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final, Literal
 
@@ -40,7 +59,7 @@ import pandas as pd  # type: ignore[import-untyped]
 from scipy import stats  # type: ignore[import-untyped]
 
 from analysis.hosts import fit as fitting
-from analysis.hosts.frame import ZScores, sibling_zscores, validate
+from analysis.hosts.frame import ZScores, sibling_log_ratios, sibling_zscores, validate
 from analysis.hosts.levels import levels
 from appmodel.jsonsafe import json_safe
 
@@ -74,10 +93,15 @@ HOST_COLUMNS: Final = (
     "interval_low",  # the interval that was levelled (after the cap)
     "interval_high",
     "level",  # 0 = slowest tier; -1 = too few tasks to rank
-    "effect",  # mean - fleet centre
-    "p_value",  # one-sided t-test of the mean against the fleet centre
+    "effect",  # mean - its class's centre (median host mean z of the class)
+    "p_value",  # one-sided t-test of the mean against its class's centre
     "p_adjusted",  # Benjamini-Hochberg
-    "straggler",  # level 0 and significantly slower (see the module docstring)
+    "speed",  # exp(mean log_ratio): times the sibling median its tasks took; NaN when unknown
+    "hw_class",  # its hardware class (a label from ``classes``, or "speed class k" learned), None when unranked
+    "class_hosts",  # ranked hosts in that class
+    "class_speed",  # the class's median speed
+    "slowdown",  # speed / class_speed
+    "straggler",  # significantly and materially slower than its class (see the module docstring)
 )
 
 
@@ -92,6 +116,10 @@ class RankingConfig:
     cap_at_min_effect: bool = True
     min_effect: float = 0.25  # z units: how much slower than the fleet a straggler must be
     alpha: float = 0.01  # BH false-discovery rate of the straggler test
+    min_slowdown: float = 1.3  # a straggler's speed / its class's median speed (see the module docstring)
+    class_gap: float = 1.1  # learned classes split where neighbouring hosts' speeds differ by more than this
+    min_class_hosts: int = 5  # a learned class holds at least this many ranked hosts...
+    min_class_share: float = 0.05  # ...and this share of them; smaller groups join their nearest neighbour
     extreme_z: float = 1.5  # "extreme value": a task slower than its siblings' mean by 1.5 of their std
     max_ad_tasks: int = 300  # fast path: A² on a per-host sample of about this many tasks
     seed: int = 0  # of that sample
@@ -107,6 +135,10 @@ class RankingConfig:
             raise ValueError("min_host_tasks >= 3, min_group_tasks >= 2 and max_ad_tasks >= 20 are required")
         if not 0.0 < self.alpha < 1.0 or self.min_effect < 0:
             raise ValueError("alpha must be in (0, 1) and min_effect >= 0")
+        if self.min_slowdown < 1.0 or self.class_gap <= 1.0 or self.min_class_hosts < 2:
+            raise ValueError("min_slowdown >= 1, class_gap > 1 and min_class_hosts >= 2 are required")
+        if not 0.0 <= self.min_class_share < 1.0:
+            raise ValueError("min_class_share must be in [0, 1)")
 
 
 @dataclass(slots=True)
@@ -140,6 +172,7 @@ class StragglerSnapshot:
         ]
         for r in records:
             r["host"] = str(r["host"])
+            r["hw_class"] = None if r["hw_class"] is None else str(r["hw_class"])
         return {
             "config": asdict(self.config),
             "window_start_ms": self.window_start_ms,
@@ -162,7 +195,8 @@ class StragglerSnapshot:
         hosts = pd.DataFrame.from_records(data["hosts"], columns=list(HOST_COLUMNS)).astype(
             {"straggler": bool, "level": np.int64, "n_tasks": np.int64}
         )
-        hosts = hosts.fillna({c: np.nan for c in HOST_COLUMNS if c not in ("host", "family", "straggler", "level")})
+        text = ("host", "family", "straggler", "level", "hw_class")
+        hosts = hosts.fillna({c: np.nan for c in HOST_COLUMNS if c not in text})
         return cls(
             config=RankingConfig(**data["config"]),
             window_start_ms=data["window_start_ms"],
@@ -198,15 +232,61 @@ def benjamini_hochberg(p: npt.ArrayLike) -> npt.NDArray[np.float64]:
     return out
 
 
-def rank_hosts(tasks: pd.DataFrame, config: RankingConfig | None = None) -> StragglerSnapshot:
-    """Rank the hosts of a task frame (see ``analysis.hosts.frame`` for its columns)."""
+def hardware_classes(
+    log_speed: npt.ArrayLike, gap: float = 1.1, min_hosts: int = 5, min_share: float = 0.05
+) -> npt.NDArray[np.int64]:
+    """Robust 1-D clustering of hosts by speed: class index per host (0 = fastest), -1 where the speed is NaN.
+
+    Sorted speeds split where neighbours differ by more than ``gap`` (a ratio); a group with fewer than
+    ``max(min_hosts, min_share * n)`` hosts joins the neighbour group it is closer to (a broken host or two is
+    not a hardware class), until every group is big enough or one is left.
+    """
+    x = np.asarray(log_speed, dtype=np.float64)
+    out = np.full(x.shape[0], -1, dtype=np.int64)
+    ok = np.flatnonzero(np.isfinite(x))
+    if ok.size == 0:
+        return out
+    order = ok[np.argsort(x[ok], kind="stable")]
+    xs = x[order]
+    cuts = np.flatnonzero(np.diff(xs) > np.log(gap)) + 1
+    groups = [list(g) for g in np.split(np.arange(xs.shape[0]), cuts)]
+    need = max(min_hosts, int(np.ceil(min_share * xs.shape[0])))
+    while len(groups) > 1:
+        sizes = [len(g) for g in groups]
+        small = min(range(len(groups)), key=lambda k: (sizes[k], k))
+        if sizes[small] >= need:
+            break
+        left = xs[groups[small][0]] - xs[groups[small - 1][-1]] if small > 0 else np.inf
+        right = xs[groups[small + 1][0]] - xs[groups[small][-1]] if small + 1 < len(groups) else np.inf
+        into = small - 1 if left <= right else small + 1
+        lo, hi = min(small, into), max(small, into)
+        groups[lo : hi + 1] = [groups[lo] + groups[hi]]
+    for k, g in enumerate(groups):
+        out[order[g]] = k
+    return out
+
+
+def rank_hosts(
+    tasks: pd.DataFrame, config: RankingConfig | None = None, classes: Mapping[str, str] | None = None
+) -> StragglerSnapshot:
+    """Rank the hosts of a task frame (see ``analysis.hosts.frame`` for its columns).
+
+    ``classes`` names hosts' hardware classes (host key as a string -> label); hosts it does not name are
+    classed by speed (``hardware_classes``).
+    """
     cfg = config or RankingConfig()
     cfg.validate()
     validate(tasks)
     if "z" in tasks.columns:  # normalized upstream, app by app (frame.with_zscores)
         zs = ZScores(tasks["z"].to_numpy(dtype=np.float64), 0, 0, 0)
+        ratio = (
+            tasks["log_ratio"].to_numpy(dtype=np.float64)
+            if "log_ratio" in tasks.columns
+            else np.full(len(tasks), np.nan)
+        )
     else:
         zs = sibling_zscores(tasks["group"].to_numpy(), tasks["duration_ms"].to_numpy(), cfg.min_group_tasks)
+        ratio = sibling_log_ratios(tasks["group"].to_numpy(), tasks["duration_ms"].to_numpy(), cfg.min_group_tasks)
     finish = tasks["finish_ms"].to_numpy()
     mask = np.isfinite(zs.z)
     start_ms: int | None = None
@@ -217,7 +297,15 @@ def rank_hosts(tasks: pd.DataFrame, config: RankingConfig | None = None) -> Stra
         mask &= (finish > start_ms) & (finish <= end_ms)
     z = zs.z[mask]
     codes, names = pd.factorize(tasks["host"].to_numpy()[mask])
+    ratio = ratio[mask]
     del mask
+    known = np.isfinite(ratio)
+    ratio_n = np.bincount(codes[known], minlength=len(names)).astype(np.float64)
+    ratio_sum = np.bincount(codes[known], weights=ratio[known], minlength=len(names))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # Known for most of the host's tasks, or not at all: a mean over a few apps would stand for all.
+        log_speed = np.where(ratio_n > 0, ratio_sum / np.maximum(ratio_n, 1.0), np.nan)
+    del ratio, known
     nh = len(names)
     # Host-sorted, then z-sorted within each host: sort z, then a stable sort by host.
     order = np.argsort(z)
@@ -230,7 +318,12 @@ def rank_hosts(tasks: pd.DataFrame, config: RankingConfig | None = None) -> Stra
     hosts = _host_table(sz, seg, start, n, names, cfg)
     ranked = hosts["n_tasks"].to_numpy() >= cfg.min_host_tasks
     centre = float(np.median(hosts["mean"].to_numpy()[ranked])) if ranked.any() else float("nan")
+    with np.errstate(invalid="ignore"):
+        half_known = ratio_n >= 0.5 * hosts["n_tasks"].to_numpy()
+    log_speed = np.where(half_known, log_speed, np.nan)
+    _classify(hosts, ranked, log_speed, [str(h) for h in names], classes or {}, cfg)
     _level_and_flag(hosts, ranked, centre, cfg)
+    hosts = hosts[list(HOST_COLUMNS)]
     level0 = np.flatnonzero(hosts["level"].to_numpy() == 0)
     edges = np.asarray(HIST_EDGES)
     histograms = {
@@ -333,6 +426,50 @@ def _host_table(
     return pd.DataFrame(table)
 
 
+def _classify(
+    hosts: pd.DataFrame,
+    ranked: npt.NDArray[np.bool_],
+    log_speed: npt.NDArray[np.float64],
+    names: list[str],
+    classes: Mapping[str, str],
+    cfg: RankingConfig,
+) -> None:
+    """Each host's class, the class's centre (median mean z) and median speed, and the host's slowdown."""
+    nh = len(hosts)
+    label: list[str | None] = [None] * nh
+    usable = ranked & np.isfinite(log_speed)
+    learn = np.flatnonzero(usable & np.array([n not in classes for n in names], dtype=bool))
+    learned = hardware_classes(log_speed[learn], cfg.class_gap, cfg.min_class_hosts, cfg.min_class_share)
+    for i, k in zip(learn.tolist(), learned.tolist(), strict=True):
+        label[i] = f"speed class {k + 1}"
+    for i in np.flatnonzero(ranked).tolist():
+        if names[i] in classes:
+            label[i] = str(classes[names[i]])
+    mean = hosts["mean"].to_numpy()
+    class_centre, class_speed, class_n = np.full(nh, np.nan), np.full(nh, np.nan), np.zeros(nh, dtype=np.int64)
+    members: dict[str, list[int]] = {}
+    for i, lab in enumerate(label):
+        if lab is not None:
+            members.setdefault(lab, []).append(i)
+    fleet = np.flatnonzero(usable)
+    for rows in members.values():
+        idx = np.asarray(rows)
+        peers = idx[usable[idx]]
+        if peers.size < cfg.min_class_hosts:  # too few to compare with: the whole fleet is the reference
+            peers = fleet
+        class_n[idx] = peers.size
+        if peers.size:
+            class_centre[idx] = float(np.median(mean[peers]))
+            class_speed[idx] = float(np.exp(np.median(log_speed[peers])))
+    speed = np.exp(log_speed)
+    hosts["speed"] = speed
+    hosts["hw_class"] = np.array(label, dtype=object)
+    hosts["class_hosts"] = class_n
+    hosts["class_speed"] = class_speed
+    hosts["slowdown"] = speed / class_speed
+    hosts["_class_centre"] = class_centre
+
+
 def _level_and_flag(hosts: pd.DataFrame, ranked: npt.NDArray[np.bool_], centre: float, cfg: RankingConfig) -> None:
     nh = len(hosts)
     lo = hosts["interval_low"].to_numpy(dtype=np.float64, copy=True)
@@ -347,7 +484,8 @@ def _level_and_flag(hosts: pd.DataFrame, ranked: npt.NDArray[np.bool_], centre: 
     mean = hosts["mean"].to_numpy()
     std = hosts["std"].to_numpy()
     nf = hosts["n_tasks"].to_numpy().astype(np.float64)
-    effect = mean - centre
+    class_centre = hosts.pop("_class_centre").to_numpy(dtype=np.float64)
+    effect = mean - np.where(np.isfinite(class_centre), class_centre, centre)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = effect / (std / np.sqrt(nf))
         p = np.where(usable & (std > 0), stats.t.sf(t, np.maximum(nf - 1, 1)), np.nan)
@@ -357,4 +495,7 @@ def _level_and_flag(hosts: pd.DataFrame, ranked: npt.NDArray[np.bool_], centre: 
     hosts["effect"] = effect
     hosts["p_value"] = p
     hosts["p_adjusted"] = p_adj
-    hosts["straggler"] = (level == 0) & (effect >= cfg.min_effect) & (np.nan_to_num(p_adj, nan=1.0) <= cfg.alpha)
+    slowdown = hosts["slowdown"].to_numpy(dtype=np.float64)
+    material = np.nan_to_num(slowdown, nan=0.0) >= cfg.min_slowdown
+    significant = (effect > 0) & (np.nan_to_num(p_adj, nan=1.0) <= cfg.alpha)
+    hosts["straggler"] = usable & material & significant

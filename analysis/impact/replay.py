@@ -187,31 +187,48 @@ def _run_tasks(
 ) -> tuple[float, npt.NDArray[np.float64]]:
     """Tasks that wait on nothing but a slot, in order: their latest end (at least ``ready``) and, with
     ``keep_ends``, each one's end (else an empty array)."""
-    done = ready
     first = _first_wave(times, ready, free)
-    if first:
-        done = max(done, float(times[:first].max()) + ready)
-    heapreplace = heapq.heapreplace
-    if not keep_ends:
-        # The hot loop of every replay: kept to the fewest operations per task.
-        for duration in times[first:].tolist():
-            start = free[0]
-            end = (start if start > ready else ready) + duration
-            heapreplace(free, end)
-            if end > done:
-                done = end
-        return done, np.empty(0)
-    ends = times + ready  # the first wave's ends; the loop writes the others
-    later: list[float] = []
-    for duration in times[first:].tolist():
+    if first is not None:
+        # Every free time is now ``ready`` or later, so a task starts when the earliest slot frees: heapreplace
+        # returns that time (the start) as it puts the task's end in its place. The hot loop of every replay.
+        heapreplace = heapq.heapreplace
+        rest = times[first:]
+        starts = np.array([heapreplace(free, free[0] + duration) for duration in rest.tolist()], dtype=np.float64)
+        ends = np.concatenate((times[:first] + ready, starts + rest))
+        return (max(ready, float(ends.max())) if len(ends) else ready), (ends if keep_ends else np.empty(0))
+    done = ready
+    ends_list: list[float] = []
+    for duration in times.tolist():  # a narrow stage: the loop alone
         start = free[0]
         end = (start if start > ready else ready) + duration
-        heapreplace(free, end)
-        later.append(end)
+        heapq.heapreplace(free, end)
+        ends_list.append(end)
         if end > done:
             done = end
-    ends[first:] = later
-    return done, ends
+    return done, (np.array(ends_list, dtype=np.float64) if keep_ends else np.empty(0))
+
+
+def _first_wave(times: npt.NDArray[np.float64], ready: float, free: list[float]) -> int | None:
+    """Start the stage's first tasks at once on the slots already free at ``ready``; how many were started, or
+    None when the stage is too narrow for its slots to be worth it (nothing done).
+
+    Exactly what the per-task loop would do, in a few array operations: while some slot is free by ``ready``, the
+    earliest free slot is one of those, so each of the first tasks starts at ``ready`` and holds a slot until
+    ``ready`` + its time. The free times left at or before ``ready`` are set to ``ready``: a job group's stages are
+    run in order of their ready times (``simulate_group``), so no later task can start before ``ready`` and the
+    difference is never seen. Afterwards every free time is ``ready`` or later. Worth it only when the stage is
+    wide for its slots: most stages of a big app start on an idle cluster and run in one or two waves.
+    """
+    if len(times) < _WAVE_MIN_TASKS or len(times) * 8 < len(free):
+        return None
+    slots = np.array(free, dtype=np.float64)
+    idle = slots <= ready
+    n_idle = int(np.count_nonzero(idle))
+    first = min(n_idle, len(times))
+    if n_idle:
+        free[:] = slots[~idle].tolist() + [ready] * (n_idle - first) + (times[:first] + ready).tolist()
+        heapq.heapify(free)
+    return first
 
 
 def _attempted_before(partitions: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
@@ -221,28 +238,6 @@ def _attempted_before(partitions: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_
     positions = np.arange(len(partitions))
     np.minimum.at(first, inverse, positions)
     return np.asarray(first[inverse] != positions)
-
-
-def _first_wave(times: npt.NDArray[np.float64], ready: float, free: list[float]) -> int:
-    """Start the stage's first tasks at once on the slots already free at ``ready``; how many were started.
-
-    Exactly what the per-task loop would do, in a few array operations: while some slot is free by ``ready``, the
-    earliest free slot is one of those, so each of the first tasks starts at ``ready`` and holds a slot until
-    ``ready`` + its time. The free times left at or before ``ready`` are kept as ``ready``: a job group's stages are
-    run in order of their ready times (``simulate_group``), so no later task can start before ``ready`` and the
-    difference is never seen. Worth it only when the stage is wide for its slots: most stages of a big app start
-    on an idle cluster and run in one or two waves, so this takes most tasks off the loop.
-    """
-    if len(times) < _WAVE_MIN_TASKS or len(times) * 8 < len(free):
-        return 0
-    slots = np.array(free, dtype=np.float64)
-    idle = slots <= ready
-    n_idle = int(np.count_nonzero(idle))
-    first = min(n_idle, len(times))
-    if first:
-        free[:] = slots[~idle].tolist() + [ready] * (n_idle - first) + (times[:first] + ready).tolist()
-        heapq.heapify(free)
-    return first
 
 
 def critical_path_ms(workload: Workload) -> float:

@@ -32,8 +32,9 @@ class FeatureScore(msgspec.Struct, frozen=True):
     mean: float
     std: float  # after the variance floor
     z: float
-    log_likelihood: float  # -z**2/2: unit-free, 0 at the mean
+    log_likelihood: float  # -h**2/2, h the harmful part of z: unit-free, 0 at the mean and for a better value
     direction: Literal["high", "low", "typical"]
+    harmful: bool = False  # the deviation is the costly way (rankings stored before issue 16 lack it)
 
 
 class ExecutorScore(msgspec.Struct, frozen=True):

@@ -33,6 +33,12 @@ class RankingConfig(msgspec.Struct, frozen=True):
     cap_at_min_effect: bool = _LIBRARY.cap_at_min_effect
     min_effect: float = _LIBRARY.min_effect  # z units a straggler must be slower than the fleet
     alpha: float = _LIBRARY.alpha  # Benjamini-Hochberg false-discovery rate of the straggler test
+    # Issue 16: a straggler is this many times slower than its hardware class; snapshots stored before judged
+    # by the z floor alone, and read with the library's defaults here.
+    min_slowdown: float = _LIBRARY.min_slowdown
+    class_gap: float = _LIBRARY.class_gap
+    min_class_hosts: int = _LIBRARY.min_class_hosts
+    min_class_share: float = _LIBRARY.min_class_share
     extreme_z: float = _LIBRARY.extreme_z
     max_ad_tasks: int = _LIBRARY.max_ad_tasks
     seed: int = _LIBRARY.seed
@@ -64,10 +70,16 @@ class HostRecord(msgspec.Struct, frozen=True):
     interval_low: float | None  # the interval that was levelled (after the cap)
     interval_high: float | None
     level: int  # 0 = slowest tier; -1 = too few tasks to rank
-    effect: float | None  # mean - fleet centre
+    effect: float | None  # mean - its class's centre (before issue 16: the fleet's)
     p_value: float | None
     p_adjusted: float | None  # Benjamini-Hochberg
-    straggler: bool  # level 0 and significantly slower than the fleet
+    straggler: bool  # significantly and materially slower than its hardware class (before issue 16: the fleet)
+    # Issue 16 (null in snapshots stored before, and for hosts whose speed is unknown):
+    speed: float | None = None  # times the sibling median its tasks took
+    hw_class: str | None = None  # its hardware class
+    class_hosts: int = 0  # ranked hosts in the class (the whole fleet when the class was too small)
+    class_speed: float | None = None  # the class's median speed
+    slowdown: float | None = None  # speed / class_speed
 
 
 class Snapshot(msgspec.Struct, frozen=True):

@@ -8,6 +8,7 @@ defaults; one that does not decode raises ``UnreadableResult``, logged, which th
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -65,6 +66,9 @@ def _snapshots(cluster: str, window: str) -> Any:
 
 
 WHAT = "straggler-host snapshot"
+# The newest window first, then the newest computation: a backfill (``rank_hosts --backfill``) computes old windows
+# after new ones, and the page must still open on the window that ends last.
+LATEST_FIRST: Final = (F("window_end").desc(nulls_last=True), "-computed_at", "-id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +92,7 @@ def read_snapshot(row: HostRankingSnapshot) -> HostSnapshot:
 def latest_snapshot(cluster: str, window: str) -> HostSnapshot | None:
     """The newest snapshot of one cluster (a name, or ``NO_CLUSTER``) and window, decoded; ``UnreadableResult``
     when its JSON does not decode."""
-    row = _snapshots(cluster, window).select_related("cluster").order_by("-computed_at", "-id").first()
+    row = _snapshots(cluster, window).select_related("cluster").order_by(*LATEST_FIRST).first()
     return read_snapshot(row) if row is not None else None
 
 
@@ -97,7 +101,7 @@ def default_choice() -> tuple[str, str] | None:
     newest = (
         HostRankingSnapshot.objects.select_related("cluster")
         .defer("snapshot", "config")  # a big cluster's snapshot JSON is megabytes
-        .order_by("-computed_at", "-id")
+        .order_by(*LATEST_FIRST)
         .first()
     )
     if newest is None:
@@ -130,6 +134,7 @@ def snapshot_facts(snapshot: HostSnapshot) -> dict[str, Any]:
         "fleet_centre": data.fleet_centre,
         "min_host_tasks": config.min_host_tasks,
         "min_effect": config.min_effect,
+        "min_slowdown": config.min_slowdown,
         "alpha": config.alpha,
         "extreme_z": config.extreme_z,
     }
@@ -212,7 +217,7 @@ def host_trend(host: str, cluster: str, windows: Sequence[str] | None = None, li
     for window in windows or snapshot_choices()[1]:
         ranks = (
             HostRank.objects.filter(host=host, snapshot__in=_snapshots(cluster, window))
-            .order_by("-snapshot__computed_at", "-snapshot_id")
+            .order_by(F("snapshot__window_end").desc(nulls_last=True), "-snapshot__computed_at", "-snapshot_id")
             .values(  # the snapshots' own columns only: their JSON is megabytes each
                 "level",
                 "straggler",
@@ -230,3 +235,46 @@ def host_trend(host: str, cluster: str, windows: Sequence[str] | None = None, li
         if points:
             out[window] = points[::-1]
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class SlowedApp:
+    """An app of the window in which a host's tasks ran at least ``min_slowdown`` times its class's median speed."""
+
+    app_pk: int
+    app_id: str
+    name: str
+    end_time: dt.datetime | None
+    n_tasks: int  # the host's tasks in the app
+    speed: float  # times the sibling median those tasks took
+
+
+def slowed_apps(snapshot: HostSnapshot, record: schema.HostRecord, limit: int = 10) -> tuple[list[SlowedApp], int]:
+    """The apps of the snapshot's window that ``record``'s host slowed, slowest first (at most ``limit``), and how
+    many there were: those where its tasks ran at least the snapshot's ``min_slowdown`` times its class's median
+    speed. Rows stored before speeds existed are not counted (their speed is unknown)."""
+    if record.class_speed is None:
+        return [], 0
+    floor = record.class_speed * snapshot.config.min_slowdown
+    row = snapshot.row
+    rows = (
+        AppHostTasks.objects.filter(
+            cluster_filter(row.cluster_id),
+            host=record.host,
+            end_time__gt=row.window_start,
+            end_time__lte=row.window_end,
+            log_ratio_sum__isnull=False,
+            n_tasks__gt=0,
+        )
+        .order_by()
+        .values_list("app_id", "app__app_id", "app__name", "end_time", "n_tasks", "log_ratio_sum")
+    )
+    found = []
+    for app_pk, app_id, name, end_time, n_tasks, ratio_sum in rows:
+        if ratio_sum is None:  # excluded by the query; typed as nullable
+            continue
+        speed = math.exp(float(ratio_sum) / int(n_tasks))
+        if speed >= floor:
+            found.append(SlowedApp(app_pk, str(app_id), str(name or ""), end_time, int(n_tasks), speed))
+    found.sort(key=lambda a: (-a.speed, a.app_pk))
+    return found[:limit], len(found)

@@ -14,6 +14,8 @@ API read through ``analyzer.hosts.selectors``.
 from __future__ import annotations
 
 import datetime as dt
+import fnmatch
+import math
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -30,7 +32,7 @@ from django.utils import timezone
 
 from analysis.hosts import RankingConfig, rank_hosts
 from analyzer.hosts import schema
-from analyzer.hosts.selectors import NO_CLUSTER, cluster_filter, parse_window, window_order
+from analyzer.hosts.selectors import LATEST_FIRST, NO_CLUSTER, cluster_filter, parse_window, window_order
 from analyzer.models import AnalyzedApp, AppHostTasks, Cluster, HostRank, HostRankingSnapshot
 from analyzer.stored_results import validated
 
@@ -75,8 +77,35 @@ def ranking_config(window: str, end: dt.datetime) -> RankingConfig:
         min_effect=setting("MIN_EFFECT", library.min_effect),
         alpha=setting("ALPHA", library.alpha),
         extreme_z=setting("EXTREME_Z", library.extreme_z),
+        min_slowdown=setting("MIN_SLOWDOWN", library.min_slowdown),
         seed=_SEED,
     )
+
+
+def class_patterns() -> tuple[tuple[str, str], ...]:
+    """``HINDSIGHT_HOSTS_CLASSES`` as (glob, class) pairs; a malformed pair is a clear error."""
+    pairs = []
+    for item in str(settings.HINDSIGHT_HOSTS_CLASSES or "").split(","):
+        if not item.strip():
+            continue
+        pattern, sep, label = item.partition("=")
+        if not sep or not pattern.strip() or not label.strip():
+            raise ValueError(f"HINDSIGHT_HOSTS_CLASSES needs glob=class pairs, not {item.strip()[:80]!r}")
+        pairs.append((pattern.strip(), label.strip()))
+    return tuple(pairs)
+
+
+def host_classes(hosts: Iterable[str], patterns: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """host -> class of the first matching pattern (hosts matching none are left to the ranking to class)."""
+    out: dict[str, str] = {}
+    if not patterns:
+        return out
+    for host in hosts:
+        for pattern, label in patterns:
+            if fnmatch.fnmatchcase(host, pattern):
+                out[host] = label
+                break
+    return out
 
 
 def max_tasks_per_host() -> int:
@@ -136,36 +165,42 @@ def _load_window(cluster_id: int | None, start: dt.datetime, end: dt.datetime, c
     rows = (
         AppHostTasks.objects.filter(cluster_filter(cluster_id), end_time__gt=start, end_time__lte=end)
         .order_by("pk")
-        .values_list("app_id", "host", "end_time", "n_tasks", "task_ms", "z")
+        .values_list("app_id", "host", "end_time", "n_tasks", "task_ms", "z", "log_ratio_sum")
     )
-    by_host: dict[str, list[tuple[npt.NDArray[np.float32], int]]] = defaultdict(list)
+    # host -> (z sample, app end ms, the app-host mean log ratio each sampled z stands with: NaN when unknown)
+    by_host: dict[str, list[tuple[npt.NDArray[np.float32], int, float]]] = defaultdict(list)
     app_host_ms: dict[int, dict[str, int]] = defaultdict(dict)
     n_tasks = 0
-    for app_id, host, end_time, count, task_ms, blob in rows.iterator(chunk_size=_CHUNK):
+    for app_id, host, end_time, count, task_ms, blob, ratio_sum in rows.iterator(chunk_size=_CHUNK):
         values = np.frombuffer(bytes(blob), dtype="<f4") if blob else np.empty(0, dtype="<f4")
         values = values[np.isfinite(values)]
         n_tasks += int(count)
         app_host_ms[app_id][host] = int(task_ms)
+        mean_ratio = float(ratio_sum) / int(count) if ratio_sum is not None and count and count > 0 else math.nan
         if values.size and end_time is not None:  # the window's filter already excludes a null end
-            by_host[host].append((values, _to_ms(end_time)))
+            by_host[host].append((values, _to_ms(end_time), mean_ratio if math.isfinite(mean_ratio) else math.nan))
     rng = np.random.default_rng(_SEED)
     hosts: list[npt.NDArray[np.object_]] = []
     zs: list[npt.NDArray[np.float64]] = []
     finishes: list[npt.NDArray[np.int64]] = []
+    ratios: list[npt.NDArray[np.float64]] = []
     for host in sorted(by_host):
         parts = by_host[host]
-        z = np.concatenate([values for values, _end in parts]).astype(np.float64)
-        finish = np.concatenate([np.full(values.size, end_ms, dtype=np.int64) for values, end_ms in parts])
+        z = np.concatenate([values for values, _end, _r in parts]).astype(np.float64)
+        finish = np.concatenate([np.full(values.size, end_ms, dtype=np.int64) for values, end_ms, _r in parts])
+        ratio = np.concatenate([np.full(values.size, r) for values, _end, r in parts])
         if z.size > cap:  # a seeded sample bounds long windows; uniform, so the host's mean stays unbiased
             keep = np.sort(rng.choice(z.size, cap, replace=False))
-            z, finish = z[keep], finish[keep]
+            z, finish, ratio = z[keep], finish[keep], ratio[keep]
         hosts.append(np.full(z.size, host, dtype=np.object_))
         zs.append(z)
         finishes.append(finish)
+        ratios.append(ratio)
     frame = pd.DataFrame(
         {
             "host": np.concatenate(hosts) if hosts else np.empty(0, dtype=object),
             "z": np.concatenate(zs) if zs else np.empty(0),
+            "log_ratio": np.concatenate(ratios) if ratios else np.empty(0),
             "finish_ms": np.concatenate(finishes) if finishes else np.empty(0, dtype=np.int64),
         }
     )
@@ -226,7 +261,8 @@ def _rank_one(
         reason = "no tasks in the window" if tasks.n_apps == 0 else "no task z-scores in the window"
         return SnapshotOutcome(name, label, start, end, None, reason, time.perf_counter() - began)
     config = ranking_config(label, end)
-    ranked = rank_hosts(tasks.frame, config)
+    classes = host_classes((str(h) for h in tasks.frame["host"].unique()), class_patterns())
+    ranked = rank_hosts(tasks.frame, config, classes)
     data = ranked.to_dict()
     data |= {"n_apps": tasks.n_apps, "n_tasks_total": tasks.n_tasks}
     stragglers = {str(h) for h in ranked.stragglers["host"]}
@@ -287,11 +323,72 @@ def _set_straggler_shares(app_host_ms: dict[int, dict[str, int]], stragglers: se
 
 
 def _prune(cluster_id: int | None, window: str) -> int:
+    # The windows ending last are kept, whenever computed: a backfill of old windows must not push out today's.
     old = list(
         HostRankingSnapshot.objects.filter(cluster_filter(cluster_id), window=window)
-        .order_by("-computed_at", "-id")
+        .order_by(*LATEST_FIRST)
         .values_list("pk", flat=True)[keep_snapshots() :]
     )
     if old:
         HostRankingSnapshot.objects.filter(pk__in=old).delete()
     return len(old)
+
+
+# --- the backfill -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BackfillPlan:
+    """Past window ends to rank for one cluster: the first ``batch`` of them, and how many there are in all."""
+
+    cluster: str | None
+    ends: list[dt.datetime]
+    remaining: int  # ends after this batch
+
+
+def backfill_plan(cluster_id: int | None, name: str | None, batch: int) -> BackfillPlan:
+    """Window ends, oldest first, so that every app with host tasks and no ``straggler_task_share`` yet is covered
+    by a ranking of the shortest window ending soon after it.
+
+    Ends lie on a grid of the shortest window's span from the epoch (a day for 24h): an app ending in
+    (k-1)*span, k*span] is covered by the window ending at k*span, the ranking "right after it" the attribution
+    feature expects. An end already ranked (a stored snapshot of that window ending there) is skipped.
+    """
+    shortest = min(configured_windows(), key=window_order)
+    span_ms = parse_window(shortest) // _MS
+    pending = (
+        AppHostTasks.objects.filter(
+            cluster_filter(cluster_id), end_time__isnull=False, task_ms__gt=0, app__straggler_task_share__isnull=True
+        )
+        .order_by()
+        .values_list("end_time", flat=True)
+        .distinct()
+    )
+    ends_ms = sorted(
+        {-(-_to_ms(end) // span_ms) * span_ms for end in pending.iterator(chunk_size=_CHUNK) if end is not None}
+    )
+    ends = [_EPOCH + _MS * ms for ms in ends_ms]
+    done = set(
+        HostRankingSnapshot.objects.filter(
+            cluster_filter(cluster_id), window=shortest, window_end__in=ends
+        ).values_list("window_end", flat=True)
+    )
+    todo = [end for end in ends if end not in done]
+    return BackfillPlan(name, todo[:batch], max(0, len(todo) - batch))
+
+
+def backfill_snapshots(
+    *, batch: int | None = None, cluster: str | None = None, now: dt.datetime | None = None
+) -> tuple[list[SnapshotOutcome], list[BackfillPlan]]:
+    """Rank every configured window at the past window ends ``backfill_plan`` finds, at most ``batch`` ends per
+    cluster (``HINDSIGHT_HOSTS_BACKFILL_BATCH``) per call: ``manage.py rank_hosts --backfill``, run again until no
+    end remains. Host evidence (``straggler_task_share``) then exists for apps no hourly ranking covered."""
+    size = max(1, int(batch if batch is not None else settings.HINDSIGHT_HOSTS_BACKFILL_BATCH))
+    outcomes: list[SnapshotOutcome] = []
+    plans: list[BackfillPlan] = []
+    for cluster_id, name in _clusters(cluster):
+        plan = backfill_plan(cluster_id, name, size)
+        plans.append(plan)
+        for end in plan.ends:
+            outcomes += rank_hosts_snapshots(now=now, end=end, cluster=name if name is not None else NO_CLUSTER)
+    return outcomes, plans

@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/stragglers/evaluate.py                      # everything (about 10 minutes)
     .venv/bin/python benchmarks/stragglers/evaluate.py --only speed         # seed 0, timing and RSS
     .venv/bin/python benchmarks/stragglers/evaluate.py --tasks 1000000 --hosts 1250   # a quick look
+    .venv/bin/python benchmarks/stragglers/evaluate.py --only fleet --seeds 0 1        # issue 16's fleets
 
 Each scenario is generated to var/stragglers/<name>/ (memory-mapped columns, benchmarks/stragglers/
 generate_tasks.py) and ranked in a fresh child process, so the wall time and peak RSS reported are the
@@ -215,6 +216,78 @@ def run_scenario(name: str, spec: gen.Spec, variants: bool, keep: bool) -> dict[
     return out
 
 
+FLEETS: dict[str, dict[str, Any]] = {
+    # Issue 16: 50 hosts, an older generation 15% slower (10 hosts), two truly broken hosts (x1.8).
+    "generations 1.00/1.05/1.15, 2 broken x1.8": {
+        "generations": (1.0, 1.05, 1.15),
+        "generation_shares": (0.4, 0.4, 0.2),
+    },
+    # The same with the quieter tasks of well-partitioned recurring jobs (task noise sigma 0.1-0.3, as in the
+    # independent population): a 15% generation is then 0.3-0.5 sibling std slower, past the old z floor.
+    "generations 1.00/1.05/1.15, 2 broken x1.8, quiet tasks": {
+        "generations": (1.0, 1.05, 1.15),
+        "generation_shares": (0.4, 0.4, 0.2),
+        "task_sigma": (0.1, 0.3),
+    },
+    # Generations further apart than the x1.3 floor: only classes keep the slow half from being flagged.
+    "generations 1.00/1.40, 2 broken x1.8": {"generations": (1.0, 1.4), "generation_shares": (0.5, 0.5)},
+}
+
+
+def fleet(seeds: list[int], days: int, tasks_per_day: int) -> dict[str, Any]:
+    """Daily 24h snapshots and the final 7-day one on issue-16 fleets: what is flagged, of which generation."""
+    out: dict[str, Any] = {}
+    for label, kw in FLEETS.items():
+        daily: list[dict[str, Any]] = []
+        weekly: list[dict[str, Any]] = []
+        weekly_named: list[dict[str, Any]] = []
+        for seed in seeds:
+            spec = gen.Spec(tasks_per_day * days, 50, 300 + seed, slow_fraction=0.0, bad_hosts=2, days=days, **kw)
+            frame, slow_factor = gen.generate_frame(spec)
+            hw = gen.hardware(spec)
+            oldest = set(np.flatnonzero((hw == max(hw)) & (slow_factor == 1.0)).tolist())
+            first = spec.start_ms + gen.DAY_MS
+            for d in range(days):
+                end = first + d * gen.DAY_MS
+                snap = st.rank_hosts(frame, st.RankingConfig(window_ms=gen.DAY_MS, window_end_ms=end))
+                sc = score(snap.hosts, slow_factor)
+                flagged = {int(h) for h in snap.stragglers["host"]}
+                daily.append({**_brief(sc), "older_generation_flagged": len(flagged & oldest)})
+            week = min(7, days) * gen.DAY_MS
+            end = first + (days - 1) * gen.DAY_MS
+            snap = st.rank_hosts(frame, st.RankingConfig(window_ms=week, window_end_ms=end))
+            sc = score(snap.hosts, slow_factor)
+            flagged = {int(h) for h in snap.stragglers["host"]}
+            weekly.append({**_brief(sc), "older_generation_flagged": len(flagged & oldest)})
+            # The same week with the classes named (an operator's host-pattern setting): the truth's generations.
+            try:
+                named = st.rank_hosts(
+                    frame,
+                    st.RankingConfig(window_ms=week, window_end_ms=end),
+                    classes={str(h): f"x{hw[h]:.2f}" for h in range(len(hw))},
+                )
+            except TypeError:  # a library without classes (main before issue 16)
+                continue
+            weekly_named.append(_brief(score(named.hosts, slow_factor)))
+        out[label] = {
+            "daily_snapshots": len(daily),
+            "daily_with_older_generation_flagged": sum(r["older_generation_flagged"] > 0 for r in daily),
+            "daily_precision_mean": float(np.mean([r["precision"] for r in daily])),
+            "daily_recall_mean": float(np.mean([r["recall"] for r in daily])),
+            "daily_flagged_mean": float(np.mean([r["flagged"] for r in daily])),
+            "window_7d": weekly,
+            "window_7d_named_classes": weekly_named,
+        }
+        print(label, json.dumps({k: v for k, v in out[label].items() if k != "window_7d"}), flush=True)
+        print("  7d:", json.dumps(weekly), flush=True)
+        print("  7d, named classes:", json.dumps(weekly_named), flush=True)
+    return out
+
+
+def _brief(sc: dict[str, Any]) -> dict[str, Any]:
+    return {k: sc[k] for k in ("flagged", "precision", "recall")}
+
+
 def leveling_speed(n: int = 12_500) -> dict[str, Any]:
     rng = np.random.default_rng(0)
     mid = rng.normal(0, 1, n)
@@ -242,7 +315,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--child", type=Path)
     p.add_argument("--variants", action="store_true")
-    p.add_argument("--only", choices=("speed", "accuracy", "leveling"))
+    p.add_argument("--only", choices=("speed", "accuracy", "leveling", "fleet"))
+    p.add_argument("--days", type=int, default=7, help="fleet: days of apps (issue 16 saw 47)")
+    p.add_argument("--tasks-per-day", type=int, default=200_000, help="fleet: tasks a day over 50 hosts")
     p.add_argument("--tasks", type=int, default=10_000_000)
     p.add_argument("--hosts", type=int, default=12_500)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -272,6 +347,8 @@ def main() -> None:
         ):
             scenarios[label] = run_scenario("hard", spec, False, a.keep)
         results["accuracy"] = scenarios
+    if a.only in (None, "fleet"):
+        results["fleet"] = fleet(a.seeds, a.days, a.tasks_per_day)
     results["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
     # Merge at the end, each part replacing its own key: parts may run in separate invocations.
     merged: dict[str, Any] = json.loads(a.results.read_text()) if a.results.exists() else {}

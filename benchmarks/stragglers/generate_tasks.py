@@ -11,6 +11,13 @@ host (the heavy tail). Hosts: Pareto popularity (tens to thousands of tasks each
 (x1.00, 1.03, 1.06: real but not straggling), and ``slow_fraction`` of them slow by a factor uniform in
 ``slow_range``, on all their tasks or, with ``active < 1``, in that share of (app, host) pairs.
 
+Issue 16 fleets (``--generations``, ``--bad``, ``--days``): hardware generations with their shares of the hosts
+(e.g. x1.00, 1.05 and an older x1.15 generation: working as bought, never stragglers), ``bad_hosts`` hosts truly
+broken (x``bad_factor``, 1.8 by default; drawn from any generation, so a broken host of a fast generation may
+still be faster than the median of a slow one), and apps spread over ``days`` days so that daily windows can
+be ranked one after another. The truth is the slow factor (1.0 for a host that is only of an older
+generation).
+
 Writes, in ``--out``, one .npy per column (memory-mapped, filled a chunk of about a million tasks at a time,
 so 10M tasks need ~300 MB of RAM): host (int32), group (int32, the stage), duration_ms (float32),
 finish_ms (int64); hosts_slow_factor.npy (float64, 1.0 = healthy) and meta.json.
@@ -41,6 +48,12 @@ class Spec:
     active: float = 1.0  # share of (app, host) pairs in which a slow host is slow
     skew_fraction: float = 0.02
     start_ms: int = 1_790_000_000_000
+    generations: tuple[float, ...] = (1.0, 1.03, 1.06)  # hardware speed factors
+    generation_shares: tuple[float, ...] | None = None  # None: equally likely (the issue-7 benchmark's draw)
+    bad_hosts: int = 0  # truly broken hosts, beyond slow_fraction
+    bad_factor: float = 1.8
+    days: int = 1  # apps start uniformly over this many days
+    task_sigma: tuple[float, float] = (0.2, 0.6)  # per-stage lognormal task noise, uniform in this range
 
 
 def hosts_of(spec: Spec, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -48,11 +61,20 @@ def hosts_of(spec: Spec, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarr
     weight = rng.pareto(1.5, spec.n_hosts) + 1.0
     weight = np.minimum(weight, np.quantile(weight, 0.999))  # no single host takes a visible share
     cdf = np.cumsum(weight) / weight.sum()
-    hardware = rng.choice(np.array([1.0, 1.03, 1.06]), spec.n_hosts)
+    gens = np.array(spec.generations, dtype=np.float64)
+    if spec.generation_shares is None:
+        hardware = rng.choice(gens, spec.n_hosts)
+    else:  # exact shares, shuffled over hosts (popularity is independent of the generation)
+        counts = np.floor(np.array(spec.generation_shares) * spec.n_hosts).astype(int)
+        counts[0] += spec.n_hosts - counts.sum()
+        hardware = rng.permutation(np.repeat(gens, counts))
     slow = np.ones(spec.n_hosts)
     k = round(spec.slow_fraction * spec.n_hosts)
     chosen = rng.choice(spec.n_hosts, k, replace=False)
     slow[chosen] = rng.uniform(*spec.slow_range, k)
+    if spec.bad_hosts:
+        healthy = np.flatnonzero(slow == 1.0)
+        slow[rng.choice(healthy, spec.bad_hosts, replace=False)] = spec.bad_factor
     return cdf, hardware, slow
 
 
@@ -71,10 +93,10 @@ def iter_chunks(spec: Spec, chunk_tasks: int = 1_000_000) -> Iterator[dict[str, 
         app = app0 + np.repeat(np.arange(n_stages), stages_per_app)[:n_stages]
         app0 = int(app[-1]) + 1
         base = rng.lognormal(np.log(20_000), 1.0, n_stages)
-        sigma = rng.uniform(0.2, 0.6, n_stages)
+        sigma = rng.uniform(*spec.task_sigma, n_stages)
         constant = rng.random(n_stages) < 0.005
         # Each stage starts within an hour of its app's start (the finish time only feeds the window filter).
-        app_start = spec.start_ms + (rng.random(n_stages) * DAY_MS).astype(np.int64)[app - app.min()]
+        app_start = spec.start_ms + (rng.random(n_stages) * DAY_MS * spec.days).astype(np.int64)[app - app.min()]
         starts = app_start + (np.cumsum(base) - base).astype(np.int64) % 3_600_000
         total = int(sizes.sum())
         st = np.repeat(np.arange(n_stages), sizes)
@@ -104,6 +126,11 @@ def iter_chunks(spec: Spec, chunk_tasks: int = 1_000_000) -> Iterator[dict[str, 
 def truth(spec: Spec) -> np.ndarray:
     """Slow factor per host (1.0 = healthy), the same draw iter_chunks uses."""
     return hosts_of(spec, np.random.default_rng(spec.seed))[2]
+
+
+def hardware(spec: Spec) -> np.ndarray:
+    """Hardware generation factor per host, the same draw iter_chunks uses."""
+    return hosts_of(spec, np.random.default_rng(spec.seed))[1]
 
 
 def generate_frame(spec: Spec) -> tuple[pd.DataFrame, np.ndarray]:
@@ -146,8 +173,23 @@ def main() -> None:
     p.add_argument("--slow", type=float, nargs=2, default=(1.3, 3.0), metavar=("MIN", "MAX"))
     p.add_argument("--slow-fraction", type=float, default=0.01)
     p.add_argument("--active", type=float, default=1.0)
+    p.add_argument("--generations", type=float, nargs="+", default=None, help="e.g. 1.0 1.05 1.15")
+    p.add_argument("--shares", type=float, nargs="+", default=None, help="of each generation, e.g. 0.4 0.4 0.2")
+    p.add_argument("--bad", type=int, default=0, help="truly broken hosts (x1.8)")
+    p.add_argument("--days", type=int, default=1)
     a = p.parse_args()
-    spec = Spec(a.tasks, a.hosts, a.seed, a.slow_fraction, tuple(a.slow), a.active)
+    spec = Spec(
+        a.tasks,
+        a.hosts,
+        a.seed,
+        a.slow_fraction,
+        tuple(a.slow),
+        a.active,
+        generations=tuple(a.generations) if a.generations else Spec.generations,
+        generation_shares=tuple(a.shares) if a.shares else None,
+        bad_hosts=a.bad,
+        days=a.days,
+    )
     write(spec, a.out)
     print(f"wrote {spec.n_tasks} tasks over {spec.n_hosts} hosts to {a.out}")
 

@@ -256,10 +256,11 @@ HINDSIGHT_STAGE_LOCALIZATION_HOST_FACTOR = float(os.environ.get("HINDSIGHT_STAGE
 
 # Straggler hosts (issue 7, docs/DECISIONS.md "Straggler hosts in the product"; analyzer.hosts.services): every
 # RANK_EVERY_S, beat ranks each cluster's hosts over each of WINDOWS ("<n>h" or "<n>d") from the z-score samples
-# stored per app; a host needs MIN_HOST_TASKS z-scores in the window to be ranked, and is a straggler when on level 0
-# its mean z is at least MIN_EFFECT above the fleet's and significant at ALPHA (Benjamini-Hochberg); EXTREME_Z is the
-# z above which a task counts as an extreme value; at most MAX_TASKS_PER_HOST z-scores per host and window (a
-# seeded sample) bound the memory of long windows; the newest KEEP_SNAPSHOTS per cluster and window are kept.
+# stored per app; a host needs MIN_HOST_TASKS z-scores in the window to be ranked, and is a straggler when its tasks
+# ran at least MIN_SLOWDOWN times its hardware class's median speed and its mean z is significantly above its class's
+# at ALPHA (Benjamini-Hochberg); MIN_EFFECT (z units) is where the paper's levels stop telling slow hosts apart;
+# EXTREME_Z is the z above which a task counts as an extreme value; at most MAX_TASKS_PER_HOST z-scores per host and
+# window (a seeded sample) bound the memory of long windows; the newest KEEP_SNAPSHOTS per cluster and window are kept.
 HINDSIGHT_HOSTS_WINDOWS = tuple(
     w.strip() for w in os.environ.get("HINDSIGHT_HOSTS_WINDOWS", "24h,7d").split(",") if w.strip()
 )
@@ -269,6 +270,12 @@ HINDSIGHT_HOSTS_MIN_HOST_TASKS = _env_int("HINDSIGHT_HOSTS_MIN_HOST_TASKS")
 HINDSIGHT_HOSTS_MIN_EFFECT = _env_float("HINDSIGHT_HOSTS_MIN_EFFECT")
 HINDSIGHT_HOSTS_ALPHA = _env_float("HINDSIGHT_HOSTS_ALPHA")
 HINDSIGHT_HOSTS_EXTREME_Z = _env_float("HINDSIGHT_HOSTS_EXTREME_Z")
+HINDSIGHT_HOSTS_MIN_SLOWDOWN = _env_float("HINDSIGHT_HOSTS_MIN_SLOWDOWN")  # None: the library's 1.3
+# Hardware classes by host name, "glob=class" pairs separated by commas (e.g. "gen1-*=gen1,old-*=gen0"); the first
+# matching pattern wins; hosts matching none are classed by their speed (analysis.hosts.hardware_classes).
+HINDSIGHT_HOSTS_CLASSES = os.environ.get("HINDSIGHT_HOSTS_CLASSES", "")
+# ``rank_hosts --backfill`` ranks at most this many past window ends per run (each end ranks every window).
+HINDSIGHT_HOSTS_BACKFILL_BATCH = int(os.environ.get("HINDSIGHT_HOSTS_BACKFILL_BATCH", "50"))
 HINDSIGHT_HOSTS_MAX_TASKS_PER_HOST = int(os.environ.get("HINDSIGHT_HOSTS_MAX_TASKS_PER_HOST", "2000"))
 HINDSIGHT_HOSTS_KEEP_SNAPSHOTS = int(os.environ.get("HINDSIGHT_HOSTS_KEEP_SNAPSHOTS", "48"))
 

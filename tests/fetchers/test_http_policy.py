@@ -321,3 +321,18 @@ def test_json_reply_is_decoded_with_unicode(server: Server) -> None:
     server.script["/apps"] = [Reply(200, json.dumps([{"name": "Über job"}]).encode())]
 
     assert get_json(session_for(HttpPolicy(**FAST)), server.base + "/apps") == [{"name": "Über job"}]
+
+
+def test_a_json_answer_past_the_limit_is_refused_for_good_without_being_held_whole(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 15 item 4: a History Server or JobHistory Server answer is read as it comes and refused past the cap."""
+    monkeypatch.setattr("fetchers.http.MAX_JSON_BYTES", 1000)
+    server.script["/apps"] = [Reply(200, b"[" + b'"x",' * 2000 + b'"x"]')]
+
+    with pytest.raises(BackendError, match="larger than the limit of 1000 bytes") as raised:
+        get_json(session_for(HttpPolicy(**FAST)), server.base + "/apps")
+
+    assert raised.value.permanent
+    server.script["/small"] = [Reply(200, b'{"ok": true}')]
+    assert get_json(session_for(HttpPolicy(**FAST)), server.base + "/small") == {"ok": True}

@@ -37,7 +37,7 @@ def test_without_a_snapshot_the_page_says_how_to_make_one(client: Client) -> Non
     assert "No host ranking is stored yet" in text
     assert "manage.py rank_hosts" in text
     assert "rank_hosts_task" in text
-    assert "What levels and stragglers mean" in text
+    assert "What stragglers and levels mean" in text
 
 
 def test_the_page_shows_the_snapshots_facts_and_hosts_by_level_with_the_straggler_flagged(client: Client) -> None:
@@ -111,3 +111,30 @@ def test_hostile_host_names_are_escaped_everywhere(client: Client) -> None:
         assert "&lt;script&gt;" in text
         for blob in re.findall(r'type="application/json">(.*?)</script>', text, re.S):
             assert "<" not in blob  # json_script escapes markup inside the data
+
+
+def test_the_page_says_what_a_straggler_is_and_links_the_apps_each_straggler_slowed(client: Client) -> None:
+    ranked_fleet()
+    text = client.get("/hosts/").content.decode()
+    words = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", text))
+    assert "at least 1.3 times as long as those of comparable hosts (its hardware class)" in words
+    assert "older, slower hardware generation is a class of its own" in words
+    assert "It slowed 4 apps of the window" in words
+    slowed = text[text.index('class="slowed-apps"') :]
+    slowed = slowed[: slowed.index("</div>")]
+    links = re.findall(r'href="/apps/(\d+)/"', slowed)
+    assert len(links) == 4
+
+
+def test_a_slower_hardware_generation_is_not_flagged_on_the_page(client: Client) -> None:
+    # 8 of 24 hosts are an older generation, 15% slower (0.35 sibling std); no host is broken.
+    rng = np.random.default_rng(1)
+    for a in range(4):
+        app = make_app(end_time=NOW - dt.timedelta(minutes=a))
+        for h in range(24):
+            old = h < 8
+            add_host_tasks(app, f"node-{h:02d}", rng.normal(0.35 if old else 0.0, 1.0, 60), log_ratio=0.14 * old)
+    host_services.rank_hosts_snapshots(now=NOW, windows=["24h"])
+    words = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", client.get("/hosts/").content.decode()))
+    assert "Stragglers 0" in words
+    assert "No straggler in this window" in words

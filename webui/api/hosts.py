@@ -52,6 +52,9 @@ class SnapshotFactsSerializer(serializers.Serializer[Any]):
     fleet_centre = serializers.FloatField(allow_null=True, help_text="The median of the ranked hosts' mean z.")
     min_host_tasks = serializers.IntegerField(allow_null=True)
     min_effect = serializers.FloatField(allow_null=True)
+    min_slowdown = serializers.FloatField(
+        allow_null=True, help_text="A straggler's speed is at least this many times its hardware class's median."
+    )
     alpha = serializers.FloatField(allow_null=True)
     extreme_z = serializers.FloatField(allow_null=True)
 
@@ -62,7 +65,9 @@ class HostRecordSerializer(serializers.Serializer[Any]):
 
     host = serializers.CharField()
     level = serializers.IntegerField(help_text="0 is the slowest tier; -1: too few tasks to rank.")
-    straggler = serializers.BooleanField(help_text="On level 0 and significantly slower than the fleet.")
+    straggler = serializers.BooleanField(
+        help_text="Significantly slower than its hardware class, and at least min_slowdown times its median speed."
+    )
     n_tasks = serializers.IntegerField(help_text="Its z-scores ranked.")
     mean = serializers.FloatField(allow_null=True, help_text="Mean z: sibling standard deviations slower.")
     std = serializers.FloatField(allow_null=True)
@@ -80,9 +85,16 @@ class HostRecordSerializer(serializers.Serializer[Any]):
     ad = serializers.FloatField(allow_null=True, help_text="Its Anderson-Darling A².")
     p_extreme_fitted = serializers.FloatField(allow_null=True)
     p_extreme_empirical = serializers.FloatField(allow_null=True, help_text="Share of tasks with z above extreme_z.")
-    effect = serializers.FloatField(allow_null=True, help_text="Mean z minus the fleet's centre.")
+    effect = serializers.FloatField(allow_null=True, help_text="Mean z minus its hardware class's centre.")
     p_value = serializers.FloatField(allow_null=True)
     p_adjusted = serializers.FloatField(allow_null=True, help_text="Benjamini-Hochberg adjusted p-value.")
+    speed = serializers.FloatField(
+        allow_null=True, help_text="Times the median of their sibling tasks its tasks took; null when unknown."
+    )
+    hw_class = serializers.CharField(allow_null=True, help_text="Its hardware class (named or learned from speeds).")
+    class_hosts = serializers.IntegerField(help_text="Ranked hosts it was compared with.")
+    class_speed = serializers.FloatField(allow_null=True, help_text="The class's median speed.")
+    slowdown = serializers.FloatField(allow_null=True, help_text="Its speed over its class's median speed.")
 
 
 class HostsSerializer(serializers.Serializer[Any]):
@@ -169,8 +181,9 @@ class HostsView(APIView):
         operation_id="hosts_list",
         summary="The latest straggler-host snapshot of a cluster and window: its facts and hosts by level",
         description="Each cluster's hosts are ranked hourly by how their tasks' durations compare with their "
-        "sibling tasks' (z-scores); level 0 is the slowest tier and a straggler is a level-0 host significantly "
-        "slower than the fleet. Without cluster and window: the newest snapshot's cluster, shortest window.",
+        "sibling tasks' (z-scores); level 0 is the slowest tier; a straggler is a host whose tasks ran at least "
+        "min_slowdown times as long as its hardware class's median host's, significantly. Without cluster and "
+        "window: the newest snapshot's cluster, shortest window.",
         parameters=[HostsListQuerySerializer],
         responses={**COMMON, 200: HostsSerializer, 400: BAD_REQUEST, 404: NO_SNAPSHOT, 503: UNREADABLE},
     )

@@ -14,7 +14,7 @@ import msgspec
 from django.urls import reverse
 
 from analyzer.executors import selectors as executor_selectors
-from analyzer.executors.schema import FeatureScore, TaskSeries
+from analyzer.executors.schema import ExecutorScore, FeatureScore, TaskSeries
 from analyzer.models import AnalyzedApp, AppType
 from analyzer.stored_results import UnreadableResult
 from appmodel.jsonsafe import json_safe
@@ -118,7 +118,7 @@ def executor_anomaly_panel(app: AnalyzedApp, executor: str = "", feature: str = 
             "executor_id": e.executor_id,
             "host": e.host,
             "score": e.score,
-            "worst": _feature_view(e.features[0], per_task, series_features) if e.features else None,
+            "worst": _feature_view(e.features[0], per_task, series_features) if _stands_out(e) else None,
         }
         for rank, e in enumerate(ranking.executors, start=1)
     ]
@@ -248,6 +248,12 @@ def api_answer(app: AnalyzedApp, *, with_series: bool = False) -> dict[str, Any]
     return answer
 
 
+def _stands_out(executor: ExecutorScore) -> bool:
+    """Its first feature cost something (a score below 0): one that was typical or better than usual (issue 16: a
+    deviation the harmless way scores 0) is not named as what stands out."""
+    return bool(executor.features) and executor.features[0].log_likelihood < 0
+
+
 def api_summary(app: AnalyzedApp) -> dict[str, Any] | None:
     """The short summary in the app detail: model, the top executor and its worst feature; None when not ranked
     (or when the stored report cannot be read: the full answer says so)."""
@@ -260,7 +266,7 @@ def api_summary(app: AnalyzedApp) -> dict[str, Any] | None:
     if ranking is None:
         return None
     top = ranking.executors[0] if ranking.executors else None
-    first = top.features[0] if top is not None and top.features else None
+    first = top.features[0] if top is not None and _stands_out(top) else None
     return {
         "model": ranking.model,
         "top_executor": top.executor_id if top is not None else None,

@@ -173,3 +173,45 @@ def test_an_app_whose_tasks_all_ran_on_the_driver_has_nothing_to_rank():
     assert result.model == "none"
     assert result.executors == []
     assert "driver" in result.warnings[0]
+
+
+def _small_app_and_history(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    history = pd.concat([_app(100 + r, n=4).assign(run=f"r{r}") for r in range(8)], ignore_index=True)
+    return _app(seed, n=4), history
+
+
+def test_a_better_than_usual_executor_never_leads_the_ranking():
+    # Issue 16: on 4-executor apps compared with the template's runs, a normal executor with far *less* GC than
+    # usual (z -5.5) led. Less GC costs nothing: the executor with more fetch wait than usual must lead.
+    frame, history = _small_app_and_history(7)
+    frame.loc[1, "gc_time_ms"] *= 0.2
+    frame.loc[3, "fetch_wait_ms"] *= 1.4
+    result = rank_executors(frame, reference=history)
+    assert result.model == "reference"
+    assert result.executors[0].executor_id == "4"
+    assert result.executors[0].features[0].feature == "fetch_wait_ms"
+    assert result.executors[0].features[0].harmful
+    lucky = next(e for e in result.executors if e.executor_id == "2")
+    assert lucky.features[0].feature != "gc_time_ms"
+    gc = next(f for f in lucky.features if f.feature == "gc_time_ms")
+    assert gc.z < -3
+    assert gc.log_likelihood == 0.0
+    assert not gc.harmful
+
+
+def test_an_executor_better_than_usual_on_every_feature_scores_as_typical():
+    frame = _app(3)
+    frame.loc[5, ["gc_time_ms", "fetch_wait_ms"]] *= 0.3
+    frame.loc[5, "run_time_ms"] = frame.loc[5, ["cpu_time_ms", "gc_time_ms", "fetch_wait_ms"]].sum()
+    result = rank_executors(frame)
+    fast = next(e for e in result.executors if e.executor_id == "6")
+    assert fast.score == 0.0
+    assert result.executors[0].executor_id != "6"
+
+
+def test_an_executor_whose_tasks_wait_with_little_cpu_per_run_ms_stands_out():
+    frame = _app(4)
+    frame.loc[8, "run_time_ms"] *= 1.6  # waited: same CPU, same GC, same fetch wait
+    top = rank_executors(frame).executors[0]
+    assert top.executor_id == "9"
+    assert {f.feature for f in top.features[:2]} == {"cpu_per_run_ms", "run_time_ms"}

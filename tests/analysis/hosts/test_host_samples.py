@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from mapreduce_app_builder import build_app as build_mapreduce_app
 
 import analysis.hosts as st
@@ -85,3 +86,21 @@ def test_the_samples_hold_the_same_z_scores_as_the_task_frame_path() -> None:
     for row in st.host_task_samples(app):
         expected = np.sort(reference.loc[reference["host"] == row.host, "z"].to_numpy())
         np.testing.assert_allclose(np.sort(row.zscores()), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_each_host_keeps_how_many_times_its_siblings_median_its_tasks_took() -> None:
+    app = spark_app({"a": [[1000] * 10], "b": [[1000] * 10], "slow": [[2000] * 10]})
+    rows = {row.host: row for row in st.host_task_samples(app)}
+    # The sibling median is 1000 ms: the slow host's tasks took 2x, the others 1x.
+    assert rows["slow"].log_ratio_sum == pytest.approx(np.log(2.0) * 10)
+    assert rows["a"].log_ratio_sum == 0.0
+
+
+def test_the_samples_speeds_equal_the_task_frame_paths() -> None:
+    rng = np.random.default_rng(5)
+    app = spark_app({h: [list(rng.integers(100, 5000, 30)) for _ in range(3)] for h in ("x", "y", "z")})
+    reference = st.with_zscores(st.task_frame_from_app(app))
+    for row in st.host_task_samples(app):
+        expected = reference.loc[reference["host"] == row.host, "log_ratio"].sum()
+        assert row.log_ratio_sum is not None
+        np.testing.assert_allclose(row.log_ratio_sum, expected, rtol=1e-9, atol=1e-9)

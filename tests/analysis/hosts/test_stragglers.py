@@ -197,7 +197,7 @@ def test_injected_slow_hosts_are_recovered_as_level_zero_stragglers(gen: ModuleT
     # The literal paper (uncapped CI) levels the slow hosts apart: level 0 then holds only the slowest.
     literal = st.rank_hosts(frame, st.RankingConfig(window_ms=None, cap_at_min_effect=False))
     assert literal.n_levels > snap.n_levels
-    assert set(literal.stragglers["host"]) < flagged
+    assert set(literal.hosts.loc[literal.hosts["level"] == 0, "host"]) < flagged
 
 
 def test_hosts_with_too_few_tasks_are_listed_but_not_ranked() -> None:
@@ -280,3 +280,80 @@ def test_ranking_z_scores_kept_per_app_equals_ranking_the_raw_tasks() -> None:
         a.drop(columns=["ad", "family", "shape", "loc", "scale"]),
         b.drop(columns=["ad", "family", "shape", "loc", "scale"]),
     )
+
+
+def _fleet(gen: ModuleType, generations: tuple[float, ...], shares: tuple[float, ...], **kw: object) -> tuple:
+    spec = gen.Spec(
+        200_000,
+        50,
+        seed=300,
+        slow_fraction=0.0,
+        bad_hosts=2,
+        generations=generations,
+        generation_shares=shares,
+        task_sigma=(0.1, 0.3),
+        **kw,
+    )
+    frame, slow_factor = gen.generate_frame(spec)
+    return frame, slow_factor, gen.hardware(spec)
+
+
+def test_a_generation_of_fifteen_percent_slower_hardware_is_not_flagged_but_two_broken_hosts_are(
+    gen: ModuleType,
+) -> None:
+    # Issue 16: 10 hosts of an older generation 15% slower than the fleet's median were flagged every day.
+    frame, slow_factor, hardware = _fleet(gen, (1.0, 1.05, 1.15), (0.4, 0.4, 0.2))
+    snap = st.rank_hosts(frame, st.RankingConfig(window_ms=None))
+    assert set(snap.stragglers["host"].tolist()) == set(np.flatnonzero(slow_factor > 1.0).tolist())
+    older = snap.hosts[snap.hosts["host"].isin(np.flatnonzero((hardware == 1.15) & (slow_factor == 1.0)))]
+    assert len(older) >= 8
+    assert not older["straggler"].any()
+    broken = snap.stragglers
+    assert (broken["slowdown"] >= 1.3).all()
+
+
+def test_a_generation_further_apart_than_the_floor_is_a_class_of_its_own(gen: ModuleType) -> None:
+    frame, slow_factor, hardware = _fleet(gen, (1.0, 1.4), (0.5, 0.5))
+    snap = st.rank_hosts(frame, st.RankingConfig(window_ms=None))
+    assert set(snap.stragglers["host"].tolist()) == set(np.flatnonzero(slow_factor > 1.0).tolist())
+    ranked = snap.hosts[snap.hosts["level"] >= 0].set_index("host")
+    healthy = ranked.index[slow_factor[ranked.index.to_numpy(dtype=int)] == 1.0]
+    by_generation = ranked.loc[healthy].groupby(hardware[healthy.to_numpy(dtype=int)])["hw_class"].nunique()
+    assert (by_generation == 1).all()
+    assert ranked.loc[healthy, "hw_class"].nunique() == 2
+
+
+def test_one_or_two_broken_hosts_never_make_a_hardware_class_of_their_own() -> None:
+    speeds = np.log(np.r_[np.full(20, 1.0), np.full(20, 1.02), [1.8, 1.9]])
+    classes = st.hardware_classes(speeds, gap=1.1, min_hosts=5)
+    assert set(classes.tolist()) == {0}
+    two = st.hardware_classes(np.log(np.r_[np.full(20, 1.0), np.full(20, 1.4), [2.5]]), gap=1.1, min_hosts=5)
+    assert two[:20].tolist() == [0] * 20
+    assert two[20:].tolist() == [1] * 21
+
+
+def test_a_host_slower_than_its_class_by_less_than_the_floor_is_not_a_straggler(gen: ModuleType) -> None:
+    frame, slow_factor, _hw = _fleet(gen, (1.0, 1.05), (0.5, 0.5), bad_factor=1.15)
+    snap = st.rank_hosts(frame, st.RankingConfig(window_ms=None))
+    assert snap.stragglers.empty
+    mild = snap.hosts.set_index("host").loc[np.flatnonzero(slow_factor > 1.0)]
+    assert (mild["p_adjusted"] < 0.01).all()  # significant, yet not material: not flagged
+    strict = st.rank_hosts(frame, st.RankingConfig(window_ms=None, min_slowdown=1.05))
+    assert set(strict.stragglers["host"]) >= set(np.flatnonzero(slow_factor > 1.0).tolist())
+
+
+def test_classes_named_by_the_source_config_replace_the_learned_ones(gen: ModuleType) -> None:
+    frame, slow_factor, hardware = _fleet(gen, (1.0, 1.4), (0.5, 0.5))
+    names = {str(h): ("new" if hardware[h] == 1.0 else "old") for h in range(50)}
+    snap = st.rank_hosts(frame, st.RankingConfig(window_ms=None), classes=names)
+    assert set(snap.hosts.loc[snap.hosts["level"] >= 0, "hw_class"]) == {"new", "old"}
+    assert set(snap.stragglers["host"].tolist()) == set(np.flatnonzero(slow_factor > 1.0).tolist())
+
+
+def test_a_host_whose_speed_is_unknown_is_never_a_straggler(gen: ModuleType) -> None:
+    frame, slow_factor, _hw = _fleet(gen, (1.0,), (1.0,))
+    kept = st.with_zscores(frame).drop(columns=["log_ratio"])  # samples stored before speeds existed
+    snap = st.rank_hosts(kept, st.RankingConfig(window_ms=None))
+    assert snap.stragglers.empty
+    assert snap.hosts["speed"].isna().all()
+    assert (snap.hosts.set_index("host").loc[np.flatnonzero(slow_factor > 1.0), "level"] == 0).all()

@@ -218,3 +218,70 @@ def test_beat_ranks_hosts_hourly_and_the_task_reports_each_snapshot() -> None:
     fleet(ended=dt.datetime.now(dt.UTC) - dt.timedelta(hours=1))
     result = rank_hosts_task()
     assert [(s["window"], s["stragglers"]) for s in result["snapshots"]] == [("24h", 1), ("7d", 1)]
+
+
+def test_backfill_ranks_every_past_window_in_bounded_batches_so_old_apps_get_host_evidence() -> None:
+    days = [fleet(ended=NOW - dt.timedelta(days=d), seed=d) for d in (10, 6, 3)]
+    out = StringIO()
+    call_command("rank_hosts", "--backfill", "--batch", "2", stdout=out)
+    assert "apps read from files: backfilled 2 window ends; 1 more remain: run --backfill again." in out.getvalue()
+    out = StringIO()
+    call_command("rank_hosts", "--backfill", "--batch", "2", stdout=out)
+    assert "backfilled 1 window end; none remains." in out.getvalue()
+    for apps in days:
+        for app in apps:
+            assert AnalyzedApp.objects.get(pk=app.pk).straggler_task_share == pytest.approx(1 / 12)
+    ends = sorted(HostRankingSnapshot.objects.filter(window="24h").values_list("window_end", flat=True))
+    assert [e.date() for e in ends] == [(NOW - dt.timedelta(days=d)).date() + dt.timedelta(days=1) for d in (10, 6, 3)]
+    assert all(e.time() == dt.time(0, 0) for e in ends)  # the shortest window's grid: each midnight UTC
+    # Nothing remains: a third run ranks nothing; the page opens on the window that ends last.
+    out = StringIO()
+    call_command("rank_hosts", "--backfill", stdout=out)
+    assert "backfilled 0 window ends; none remains." in out.getvalue()
+    latest = host_selectors.latest_snapshot(host_selectors.NO_CLUSTER, "24h")
+    assert latest is not None
+    assert latest.row.window_end == max(ends)
+
+
+def test_backfill_takes_no_window_or_end_and_a_batch_needs_backfill() -> None:
+    with pytest.raises(CommandError, match="--backfill ranks every configured window"):
+        call_command("rank_hosts", "--backfill", "--window", "24h")
+    with pytest.raises(CommandError, match="--batch goes with --backfill"):
+        call_command("rank_hosts", "--batch", "3")
+
+
+def test_hosts_of_an_older_slower_generation_named_by_pattern_are_compared_with_each_other() -> None:
+    rng = np.random.default_rng(3)
+    for a in range(4):
+        app = make_app(end_time=NOW - dt.timedelta(minutes=a))
+        for h in range(16):
+            old, broken = h >= 10, h == 11
+            z = rng.normal(2.0 if old else 0.0, 1.0, 40) + (2.0 if broken else 0.0)
+            add_host_tasks(app, f"{'old' if old else 'new'}-{h:02d}", z)
+    with override_settings(HINDSIGHT_HOSTS_CLASSES="old-*=gen0, new-*=gen1"):
+        [outcome] = host_services.rank_hosts_snapshots(now=NOW, windows=["24h"])
+    data = outcome.snapshot.snapshot
+    assert {r["hw_class"] for r in data["hosts"]} == {"gen0", "gen1"}
+    assert [r["host"] for r in data["hosts"] if r["straggler"]] == ["old-11"]
+
+
+def test_a_malformed_host_class_setting_is_a_clear_error() -> None:
+    with override_settings(HINDSIGHT_HOSTS_CLASSES="old-*"), pytest.raises(ValueError, match="glob=class pairs"):
+        host_services.class_patterns()
+
+
+def test_hosts_whose_samples_were_stored_before_speeds_existed_are_not_called_stragglers() -> None:
+    rng = np.random.default_rng(4)
+    for a in range(4):
+        app = make_app(end_time=NOW - dt.timedelta(minutes=a))
+        for h in range(12):
+            add_host_tasks(app, f"node-{h:02d}", rng.normal(1.5 if h == 7 else 0.0, 1.0, 40), log_ratio=None)
+    [outcome] = host_services.rank_hosts_snapshots(now=NOW, windows=["24h"])
+    assert outcome.snapshot.n_stragglers == 0
+    assert all(r["speed"] is None for r in outcome.snapshot.snapshot["hosts"])
+
+
+def test_backfill_without_any_host_tasks_says_there_is_nothing_to_do() -> None:
+    out = StringIO()
+    call_command("rank_hosts", "--backfill", stdout=out)
+    assert "Nothing to backfill" in out.getvalue()
