@@ -137,7 +137,7 @@ class CauseEffect:
     label: str
     tag: str
     effect_s: float  # signed seconds (+ = made the run slower)
-    unusual: bool  # a member is unusual for the template
+    unusual: bool  # a member is unusual for the template the slow way (z >= 3; a setting |z| >= 3 or changed)
     members: list[FeatureEffect]
 
 

@@ -72,7 +72,7 @@ class CauseEffect(msgspec.Struct, frozen=True):
     label: str
     tag: Literal["user", "system"]  # user: data and code; system: the cluster
     effect_s: float | None  # seconds the cause added (+) or saved (-)
-    unusual: bool  # a member is unusual for the template
+    unusual: bool  # a member is unusual for the template the slow way (z >= 3; a setting |z| >= 3 or changed)
     members: list[FeatureEffect]
 
 
