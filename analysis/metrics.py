@@ -55,6 +55,13 @@ WASTE_BUFFER: Final = 1.5  # Dr. Elephant's allocated_memory_waste_buffer_percen
 DEFAULT_JVM_MEMORY: Final = "1g"  # spark.executor.memory and spark.driver.memory defaults
 MIN_OVERHEAD_BYTES: Final = 384 * MIB
 OVERHEAD_FACTOR: Final = 0.10
+# A host is slow in a run when its tasks' median duration is this many times their stages' median: 1.3x is
+# the smallest slowdown the straggler literature treats as material (Ananthanarayanan et al., Mantri, OSDI 2010
+# flag tasks 1.5x the median; a host's median of 1.3x over many tasks is a steadier, lower bar).
+SLOW_HOST_RATIO: Final = 1.3
+SLOW_HOST_MIN_TASKS: Final = 10  # a stage's median of fewer successful tasks is no yardstick
+CPU_RATIO_MIN_TASKS: Final = 5
+SKEW_MIN_TASKS: Final = 3  # a max apart from the median needs 3 tasks; the model compares runs of one job alike
 
 
 # Spark's AppStatusListener counts a Resubmitted task end as failed; so do the History Server and our summaries.
@@ -131,6 +138,35 @@ class AppMetrics:
     num_jobs: int = _doc("Jobs.")
     num_failed_jobs: int = _doc("Jobs that failed.")
     num_stages: int = _doc("Stages that ran at least once (skipped stages not counted).")
+    num_succeeded_tasks: int = _doc(
+        "Task attempts that succeeded: the work the job asked for, without the failed, killed and resubmitted ones."
+    )
+    num_killed_tasks: int = _doc("Task attempts killed (speculative losers, cancelled stages, commit denied).")
+    slow_host_task_share: float | None = _doc(
+        "Share of the task time spent on hosts whose tasks ran much slower than their stage siblings: a host is "
+        f"slow when the median over its tasks of (task duration / its stage's median duration) is at least "
+        f"{SLOW_HOST_RATIO}x. Only stages with at least {SLOW_HOST_MIN_TASKS} successful tasks on at least 2 hosts "
+        "count; null when no stage qualifies."
+    )
+    host_cpu_ratio_spread: float | None = _doc(
+        "Highest minus lowest per-host CPU-to-run-time ratio (executor CPU time / executor run time over the "
+        "host's successful tasks, hosts with at least 5 tasks): a host whose tasks wait instead of computing "
+        "has a low ratio. Null with fewer than 2 such hosts."
+    )
+    task_byte_skew: float | None = _doc(
+        f"In the stage with the most successful task time (at least {SKEW_MIN_TASKS} successful tasks): max / "
+        "median bytes read per successful task (input + shuffle). Null when no stage qualifies or its median task "
+        "read nothing."
+    )
+    duration_skew_excess: float | None = _doc(
+        "In the same stage: (max / median task duration) / max(1, task_byte_skew). Duration skew the bytes do not "
+        "explain: a slow host, not skewed data. Null when no stage qualifies."
+    )
+    driver_idle_ms: int | None = _doc(
+        "Wall time from the first stage's submission to the app's end with no stage running: driver-side work "
+        "(planning, collecting results, code outside Spark) between and after the stages.",
+        "ms",
+    )
     notes: tuple[str, ...] = _doc("Why a metric is missing or estimated.")
 
     def to_dict(self) -> dict[str, Any]:
@@ -490,6 +526,10 @@ def compute_metrics(app: SparkApp) -> AppMetrics:
         num_speculative += int(np.count_nonzero(stage.tasks.speculative))
         fetch_wait_ms += saturating_sum(stage.tasks.shuffle_fetch_wait_ms)
     stages_run = {stage_id for (stage_id, _), s in app.stages.items() if s.status not in _NOT_RUN}
+    succeeded = sum(int(np.count_nonzero(s.tasks.status == TaskStatus.SUCCESS)) for s in app.stages.values())
+    killed = sum(int(np.count_nonzero(s.tasks.status == TaskStatus.KILLED)) for s in app.stages.values())
+    slow_share, cpu_spread = _host_evidence(app)
+    byte_skew, duration_excess = _heaviest_stage_skew(app)
 
     return AppMetrics(
         runtime_ms=runtime_ms,
@@ -512,5 +552,117 @@ def compute_metrics(app: SparkApp) -> AppMetrics:
         num_jobs=len(app.jobs),
         num_failed_jobs=sum(1 for job in app.jobs.values() if job.status == JobStatus.FAILED),
         num_stages=len(stages_run),
+        num_succeeded_tasks=succeeded,
+        num_killed_tasks=killed,
+        slow_host_task_share=slow_share,
+        host_cpu_ratio_spread=cpu_spread,
+        task_byte_skew=byte_skew,
+        duration_skew_excess=duration_excess,
+        driver_idle_ms=_driver_idle_ms(app, app_end),
         notes=tuple(dict.fromkeys([*notes, *conf.notes])),
     )
+
+
+def _host_evidence(app: SparkApp) -> tuple[float | None, float | None]:
+    """(share of task time on slow hosts, per-host CPU-to-run-time ratio spread) from the run's own tasks.
+
+    Per qualifying stage, each successful task's duration over the stage's median successful duration; a host's
+    ratio is the median over all its tasks in such stages (so one long task is not a slow host: that is skew).
+    Tasks without a known host (-1) are left out of both sides.
+    """
+    ratios: list[np.ndarray] = []
+    hosts: list[np.ndarray] = []
+    times: list[np.ndarray] = []
+    cpu: list[np.ndarray] = []
+    run: list[np.ndarray] = []
+    for stage in app.stages.values():
+        tasks = stage.tasks
+        ok = (tasks.status == TaskStatus.SUCCESS) & (tasks.host >= 0)
+        if not ok.any():
+            continue
+        host = tasks.host[ok]
+        cpu.append(np.nan_to_num(np.asarray(tasks.executor_cpu_time_ms[ok], dtype=np.float64)))
+        run.append(np.asarray(tasks.executor_run_time_ms[ok], dtype=np.float64))
+        hosts_run = host
+        dur = np.maximum(tasks.duration_ms[ok], 0).astype(np.float64)
+        median = float(np.median(dur))
+        if int(ok.sum()) < SLOW_HOST_MIN_TASKS or len(np.unique(host)) < 2 or median <= 0:
+            ratios.append(np.full(len(dur), np.nan))
+        else:
+            ratios.append(dur / median)
+        hosts.append(hosts_run)
+        times.append(dur)
+    if not hosts:
+        return None, None
+    h, r, t = np.concatenate(hosts), np.concatenate(ratios), np.concatenate(times)
+    c, w = np.concatenate(cpu), np.concatenate(run)
+    slow_share: float | None = None
+    judged = ~np.isnan(r)
+    if judged.any() and t[judged].sum() > 0:
+        slow_time = 0.0
+        for host in np.unique(h[judged]):
+            mine = judged & (h == host)
+            if float(np.median(r[mine])) >= SLOW_HOST_RATIO:
+                slow_time += float(t[mine].sum())
+        slow_share = slow_time / float(t[judged].sum())
+    per_host = []
+    for host in np.unique(h):
+        mine = h == host
+        if int(mine.sum()) >= CPU_RATIO_MIN_TASKS and w[mine].sum() > 0:
+            per_host.append(min(1.0, max(0.0, float(c[mine].sum()) / float(w[mine].sum()))))
+    spread = max(per_host) - min(per_host) if len(per_host) >= 2 else None
+    return slow_share, spread
+
+
+def _heaviest_stage_skew(app: SparkApp) -> tuple[float | None, float | None]:
+    """(byte skew, duration skew over byte skew) of the heaviest stage (``AppMetrics.task_byte_skew`` and
+    ``duration_skew_excess``): measured on the same tasks, so data skew (more bytes, more time) and a slow host
+    (same bytes, more time) part."""
+    best: tuple[float, np.ndarray, np.ndarray] | None = None
+    for stage in app.stages.values():
+        tasks = stage.tasks
+        ok = tasks.status == TaskStatus.SUCCESS
+        if int(ok.sum()) < SKEW_MIN_TASKS:
+            continue
+        durations = np.maximum(tasks.duration_ms[ok], 0).astype(np.float64)
+        total = float(durations.sum())
+        if best is None or total > best[0]:
+            read = (tasks.input_bytes[ok] + tasks.shuffle_read_bytes[ok]).astype(np.float64)
+            best = (total, durations, read)
+    if best is None:
+        return None, None
+    _total, durations, read = best
+    read_median, read_max = float(np.median(read)), float(np.max(read))
+    byte_skew = read_max / read_median if read_median > 0 else None
+    median = float(np.median(durations))
+    if median <= 0:
+        return byte_skew, None
+    # Most tasks read nothing: one that read was all of the data (extreme skew), or none read at all.
+    no_median = math.inf if read_max > 0 else 1.0
+    bytes_factor = no_median if byte_skew is None else max(1.0, byte_skew)
+    return byte_skew, float(np.max(durations)) / median / bytes_factor
+
+
+def _driver_idle_ms(app: SparkApp, app_end: int | None) -> int | None:
+    """Wall time from the first stage's submission to ``app_end`` covered by no stage's [submission, completion].
+
+    The time before the first stage is the first-task delay (start-up and resource wait, the contention cause),
+    so it is not counted twice. A stage without a completion runs to the app's end.
+    """
+    if app_end is None:
+        return None
+    spans = sorted(
+        (s.submission_ms, s.completion_ms if s.completion_ms is not None else app_end)
+        for s in app.stages.values()
+        if s.submission_ms is not None and s.status not in _NOT_RUN
+    )
+    if not spans:
+        return None
+    idle = 0
+    covered_to = spans[0][0]
+    for start, end in spans:
+        if start > covered_to:
+            idle += start - covered_to
+        covered_to = max(covered_to, end)
+    idle += max(0, app_end - covered_to)
+    return idle

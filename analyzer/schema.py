@@ -179,14 +179,27 @@ def stored_metrics_struct(
 
 
 # Spark metrics stored only from issue 7 on (commit 134a5c5): the apps analysed before lack them.
-METRICS_ADDED_LATER: Final = frozenset({"num_speculative_tasks", "shuffle_fetch_wait_ms"})
+METRICS_ADDED_LATER: Final = frozenset(
+    {
+        "num_speculative_tasks",
+        "shuffle_fetch_wait_ms",
+        # issue 16: the attribution's separate failures, host and driver evidence
+        "num_succeeded_tasks",
+        "num_killed_tasks",
+        "slow_host_task_share",
+        "host_cpu_ratio_spread",
+        "task_byte_skew",
+        "duration_skew_excess",
+        "driver_idle_ms",
+    }
+)
 
 SparkMetrics = stored_metrics_struct(
     spark_metrics.AppMetrics,
     "SparkMetrics",
     """A Spark app's metrics (analysis.metrics.AppMetrics): null where the log does not tell (the app's warnings
-    say why). A metric the analysis could not bound is stored as the string "inf". Apps analysed before
-    num_speculative_tasks and shuffle_fetch_wait_ms existed lack those two.""",
+    say why). A metric the analysis could not bound is stored as the string "inf". Apps analysed before a metric
+    existed (num_speculative_tasks, shuffle_fetch_wait_ms; the seven added in issue 16) lack it.""",
     choices={
         "end_basis": [basis.value for basis in spark_metrics.EndBasis],
         "waste_basis": [basis.value for basis in spark_metrics.WasteBasis],

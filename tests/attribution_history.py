@@ -21,9 +21,12 @@ def stored_run(
     input_bytes: float,
     end: dt.datetime,
     cluster: Cluster | None = None,
+    metrics: dict[str, Any] | None = None,
+    stage: dict[str, Any] | None = None,
     **fields: Any,
 ) -> AnalyzedApp:
-    """One successful run of ``template`` with one stage reading ``input_bytes``."""
+    """One successful run of ``template`` with one stage reading ``input_bytes`` (``metrics`` and ``stage``: values
+    that replace the usual ones in the app's metrics and its stage row)."""
     app = make_app(
         template=template,
         runtime_ms=int(runtime_s * 1000),
@@ -31,19 +34,25 @@ def stored_run(
         end_time=end,
         cluster=cluster,
         job_type="Spark",
-        metrics={"num_tasks": 100, "num_stages": 1, "num_executors": 4, "first_task_delay_ms": 2000},
+        metrics={
+            "num_tasks": 100,
+            "num_stages": 1,
+            "num_executors": 4,
+            "first_task_delay_ms": 2000,
+            **(metrics or {}),
+        },
         **fields,
     )
-    StageSummary.objects.create(
-        app=app,
-        stage_id=0,
-        num_tasks=100,
-        num_complete_tasks=100,
-        input_bytes=int(input_bytes),
-        executor_run_time_ms=int(runtime_s * 4000),
-        jvm_gc_time_ms=int(runtime_s * 80),
-        task_duration_quantiles=[1000.0, 1800.0, 2000.0, 2200.0, 3000.0],
-    )
+    row: dict[str, Any] = {
+        "stage_id": 0,
+        "num_tasks": 100,
+        "num_complete_tasks": 100,
+        "input_bytes": int(input_bytes),
+        "executor_run_time_ms": int(runtime_s * 4000),
+        "jvm_gc_time_ms": int(runtime_s * 80),
+        "task_duration_quantiles": [1000.0, 1800.0, 2000.0, 2200.0, 3000.0],
+    }
+    StageSummary.objects.create(app=app, **{**row, **(stage or {})})
     return app
 
 

@@ -19,6 +19,13 @@ The thresholds are tuned on held-out runs the model did not train on, without la
 75th percentile of their relative error, ``high_error`` the 95th (at least 1.5 x ``low_error``), so Low means
 "worse than the model does on 95% of past runs" (which include their own slow runs, explained or not). The
 interval is the 5th-95th percentile of the per-tree predictions. All are stored with the model.
+
+High is calibrated (issue 16): a small prediction error says the runtime is predicted well, not that the top cause
+is right (a run with a 50% error was High, and 34% of High answers named the wrong cause on an independent
+population). ``analysis.attribution.calibration`` measures, on held-out runs with one cause's features moved by a
+known amount, the share of High answers whose top cause is not the moved one; High is served only when that
+share is at most ``MAX_WRONG_HIGH`` (2%, the target of issue 6) over at least ``MIN_CALIBRATION_HIGH`` High
+answers, else a would-be High is Medium and says why. The figures are stored with the thresholds.
 """
 
 from __future__ import annotations
@@ -31,8 +38,16 @@ import numpy.typing as npt
 
 Level = Literal["high", "medium", "low"]
 
+MAX_WRONG_HIGH = 0.02  # issue 6's target: at most 2% of High answers name the wrong top cause
+# High answers the calibration must have checked: with fewer, one wrong answer in the sample already exceeds
+# 1% and the measured share says little (at 100 checked and 0-2 wrong, the 95% upper bound is ~3-6%).
+MIN_CALIBRATION_HIGH = 100
+
 MESSAGES: dict[Level, str] = {
-    "high": "The model predicts this runtime well from the measured features: the ranked causes are reliable.",
+    "high": (
+        "High: the model predicts this runtime closely, and on held-out runs with a known cause moved, "
+        "at most 2% of High answers named the wrong top cause."
+    ),
     "medium": "The model explains this runtime only in part: check the top causes, they may not be all of it.",
     "low": (
         "The measured features do not account for this runtime: the cause is likely outside them "
@@ -48,8 +63,19 @@ class ConfidenceThresholds:
     interval: tuple[float, float] = (5.0, 95.0)
     tuned_on: int = 0  # held-out runs the thresholds were tuned on
     min_explained_share: float = 0.5  # a fixed rule, not tuned: "the features explain less than half of it"
+    # Calibration (analysis.attribution.calibration). Uncalibrated thresholds never give High.
+    high_allowed: bool = False
+    calibration_runs: int = 0  # perturbed held-out runs slower than usual that were explained
+    calibration_high: int = 0  # of those, rated High (before the cap)
+    calibration_wrong_high: int = 0  # of the High ones, whose top cause was not the moved one
+    calibration_top1: float | None = None  # share of calibration runs whose top cause was the moved one
 
-    def level(self, rel_error: float, inside: bool, explained_share: float | None = None) -> Level:
+    @property
+    def wrong_high_rate(self) -> float | None:
+        return self.calibration_wrong_high / self.calibration_high if self.calibration_high else None
+
+    def raw_level(self, rel_error: float, inside: bool, explained_share: float | None = None) -> Level:
+        """The level from the fit alone, before the calibration's cap on High."""
         if not np.isfinite(rel_error):
             return "low"
         if rel_error >= self.high_error:
@@ -59,6 +85,41 @@ class ConfidenceThresholds:
         if rel_error < self.low_error and inside:
             return "high"
         return "medium"
+
+    def level(self, rel_error: float, inside: bool, explained_share: float | None = None) -> Level:
+        level = self.raw_level(rel_error, inside, explained_share)
+        return "medium" if level == "high" and not self.high_allowed else level
+
+    def message(self, level: Level, raw: Level) -> str:
+        """What the level means, with the measured calibration figures when High is served or withheld."""
+        if level == "high":
+            return (
+                f"High: the model predicts this runtime within {self.low_error:.0%}, and on "
+                f"{self.calibration_high} High answers for held-out runs with a known cause moved, "
+                f"{self.calibration_wrong_high} ({(self.wrong_high_rate or 0.0):.1%}) named the wrong top cause."
+            )
+        if level == "medium" and raw == "high":
+            return (
+                "Medium: the model predicts this runtime closely, but High is withheld: "
+                + self.withheld_reason()
+                + " Check the top causes against the values listed."
+            )
+        return MESSAGES[level]
+
+    def withheld_reason(self) -> str:
+        """Why this model serves no High ("" when it does)."""
+        if self.high_allowed:
+            return ""
+        if self.calibration_high < MIN_CALIBRATION_HIGH:
+            return (
+                f"its calibration checked {self.calibration_high} High answers on held-out runs, fewer than the "
+                f"{MIN_CALIBRATION_HIGH} needed to show that at most {MAX_WRONG_HIGH:.0%} are wrong."
+            )
+        return (
+            f"on held-out runs with a known cause moved, {self.calibration_wrong_high} of "
+            f"{self.calibration_high} High answers ({(self.wrong_high_rate or 0.0):.1%}) named the wrong top "
+            f"cause, more than {MAX_WRONG_HIGH:.0%}."
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,5 +163,6 @@ def assess(
     share = None
     if predicted_baseline_s is not None and actual_s > predicted_baseline_s:
         share = (predicted_s - predicted_baseline_s) / (actual_s - predicted_baseline_s)
+    raw = thresholds.raw_level(rel, inside, share)
     level = thresholds.level(rel, inside, share)
-    return Confidence(level, rel, (lo, hi), inside, MESSAGES[level], share)
+    return Confidence(level, rel, (lo, hi), inside, thresholds.message(level, raw), share)

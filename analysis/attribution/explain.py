@@ -137,7 +137,7 @@ class CauseEffect:
     label: str
     tag: str
     effect_s: float  # signed seconds (+ = made the run slower)
-    unusual: bool  # a member is unusual for the template
+    unusual: bool  # a member is unusual for the template the slow way (z >= 3; a setting |z| >= 3 or changed)
     members: list[FeatureEffect]
 
 
@@ -234,6 +234,13 @@ def slow_way_z(zs: npt.ArrayLike, members: Sequence[str]) -> float:
     return max([0.0, *moved])
 
 
+def fast_way_z(zs: npt.ArrayLike, members: Sequence[str]) -> float:
+    """How far a cause's members moved the way that can save time: -z for "higher" features, |z| otherwise."""
+    pairs = zip(np.asarray(zs, dtype=np.float64), members, strict=True)
+    moved = [-float(zk) if FEATURES[f].direction == "higher" else abs(float(zk)) for zk, f in pairs]
+    return max([0.0, *moved])
+
+
 def cause_tiers(
     effects: dict[str, float], slow_z: dict[str, float], *, slowdown_s: float, baseline_s: float
 ) -> dict[str, int]:
@@ -292,7 +299,8 @@ def _one(
             value, base = str(cat[i, cidx[f]]), str(rb.modes[i, cidx[f]])
         return FeatureEffect(f, FEATURES[f].unit, value, base, float(z[i, fidx[f]]), float(delta[i, k]))
 
-    unusual = {c: bool(np.any(np.abs(z[i, [fidx[f] for f in causes[c]]]) >= Z_GATE)) for c in codes}
+    # Unusual the slow way only: a value far below usual (less data, less GC) is no reason the run was slower.
+    unusual = {c: slow_way_z(z[i, [fidx[f] for f in causes[c]]], causes[c]) >= Z_GATE for c in codes}
     if mode == "paper":
         feat_order = [model.features[k] for k in np.argsort(-delta[i], kind="stable")]
     elif mode == "zscore":

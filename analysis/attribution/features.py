@@ -19,6 +19,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+# The pickled model's format: bump when an older AttributionModel can no longer be loaded and used (retrain then).
+# 2 (issue 16): successful tasks, host evidence from the run's own tasks, driver idle time, calibrated High.
+FORMAT_VERSION = 2
+
 Tag = Literal["user", "system"]
 Level = Literal["job", "machine", "cluster"]
 # log1p: extensive quantities (bytes, counts, seconds) whose effect is multiplicative; raw: shares and ratios.
@@ -63,13 +67,24 @@ CAUSES: dict[str, Cause] = {
     c.code: c
     for c in (
         Cause("data_volume", "More data", "user", "The job read, shuffled, spilled or wrote more than usual."),
-        Cause("skew", "Data skew", "user", "A few tasks got much more data or ran much longer than the rest."),
+        Cause("skew", "Data skew", "user", "A few tasks got much more data than the rest."),
         Cause("code", "Job shape changed", "user", "Different stages, job type or submitter than usual."),
         Cause("config", "Resources and settings", "user", "Executors, cores, memory or version differ from usual."),
         Cause("memory_gc", "Memory pressure / GC", "system", "More of the task time went to garbage collection."),
-        Cause("host_health", "Slow or failing hosts", "system", "Tasks ran on straggler hosts or executors were lost."),
+        Cause(
+            "host_health",
+            "Slow or failing hosts",
+            "system",
+            "Tasks on some hosts ran slower than their siblings without more data, or executors were lost.",
+        ),
         Cause("contention", "Cluster contention", "system", "The job waited for resources or shared a busy cluster."),
         Cause("failures", "Task failures and retries", "system", "More tasks failed, were killed or re-run."),
+        Cause(
+            "driver",
+            "Driver / code outside Spark",
+            "user",
+            "More wall time with no stage running: driver-side work, collecting results, code outside Spark.",
+        ),
     )
 }
 
@@ -102,7 +117,19 @@ _FEATURES: tuple[Feature, ...] = (
     ),
     _f("shuffle_write_bytes", _GB, "Shuffle bytes written", "user", "job", "data_volume", transform="log1p"),
     _f("spill_bytes", _GB, "Memory + disk bytes spilled", "user", "job", "data_volume", transform="log1p"),
-    _f("num_tasks", "tasks", "Tasks run", "user", "job", "data_volume", transform="log1p", signature=True, quantum=1),
+    # Successful tasks only: failed and killed attempts are the failures cause's (a run with 22 retried failures
+    # was blamed on "More data" when this counted attempts; issue 16).
+    _f(
+        "num_tasks",
+        "tasks",
+        "Successful tasks (failed and killed attempts not counted)",
+        "user",
+        "job",
+        "data_volume",
+        transform="log1p",
+        signature=True,
+        quantum=1,
+    ),
     _f(
         "num_stages",
         "stages",
@@ -130,7 +157,17 @@ _FEATURES: tuple[Feature, ...] = (
     _f("executor_memory_mb", "MiB", "Memory per executor", "user", "job", "config", transform="log1p"),
     _f("driver_memory_mb", "MiB", "Driver (AM) memory", "user", "job", "config", transform="log1p"),
     _f("task_input_skew", "ratio", "Max / median task input in the heaviest stage", "user", "job", "skew"),
-    _f("task_duration_skew", "ratio", "Max / median task duration in the heaviest stage", "user", "job", "skew"),
+    # Duration skew the bytes explain is data skew (task_input_skew moves with it); the rest is host evidence: a
+    # slow host stretches some tasks' durations without giving them more data (issue 16).
+    _f(
+        "duration_skew_excess",
+        "ratio",
+        "Task duration skew not explained by input skew: (max / median duration) / max(1, max / median input)",
+        "system",
+        "machine",
+        "host_health",
+        quantum=0.05,
+    ),
     _f("failed_tasks", "tasks", "Failed task attempts", "system", "job", "failures", transform="log1p", quantum=1),
     _f("killed_tasks", "tasks", "Killed task attempts", "system", "job", "failures", transform="log1p", quantum=1),
     _f(
@@ -162,6 +199,34 @@ _FEATURES: tuple[Feature, ...] = (
         "machine",
         "host_health",
         quantum=0.005,
+    ),
+    _f(
+        "slow_host_task_share",
+        "share",
+        "Task time on hosts whose tasks ran >= 1.3x their stage's median (from this run's own tasks)",
+        "system",
+        "machine",
+        "host_health",
+        quantum=0.02,
+    ),
+    _f(
+        "host_cpu_ratio_spread",
+        "ratio",
+        "Highest minus lowest per-host CPU time / run time of the tasks",
+        "system",
+        "machine",
+        "host_health",
+        quantum=0.02,
+    ),
+    _f(
+        "driver_idle_s",
+        "s",
+        "Wall time after the first stage with no stage running",
+        "user",
+        "job",
+        "driver",
+        transform="log1p",
+        quantum=1,
     ),
     _f("host_count", "hosts", "Distinct hosts that ran tasks", "system", "machine", "config", transform="log1p"),
     # cluster level

@@ -32,11 +32,9 @@ from sklearn.ensemble import RandomForestRegressor  # type: ignore[import-untype
 from analysis.attribution.baselines import Baselines, RunBaselines, compute_baselines
 from analysis.attribution.confidence import ConfidenceThresholds, tune
 from analysis.attribution.explain import Decomposer
-from analysis.attribution.features import FEATURES, FeatureError
+from analysis.attribution.features import FEATURES, FORMAT_VERSION, FeatureError
 
 F64 = npt.NDArray[np.float64]
-# Bump when a pickled AttributionModel of an older version can no longer be loaded and used: retrain then.
-FORMAT_VERSION = 1
 RESERVED = ("template", "runtime", "run_id", "started_at")
 CONTEXT = "template_baseline_log_runtime"
 MIN_BOOTSTRAP_RUNS = 100  # each tree sees at least this many runs (or all of a smaller history)
@@ -182,6 +180,11 @@ class AttributionModel:
                 "interval": list(self.confidence.interval),
                 "tuned_on": self.confidence.tuned_on,
                 "min_explained_share": self.confidence.min_explained_share,
+                "high_allowed": self.confidence.high_allowed,
+                "calibration_runs": self.confidence.calibration_runs,
+                "calibration_high": self.confidence.calibration_high,
+                "calibration_wrong_high": self.confidence.calibration_wrong_high,
+                "calibration_top1": self.confidence.calibration_top1,
             },
         }
 
@@ -234,11 +237,13 @@ def train(
     n_jobs: int = 2,
     training_window: tuple[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
+    calibrate_high: bool = True,
 ) -> AttributionModel:
     """Fit the global forest on a random (1 - holdout) of the runs; MARE and confidence from the rest.
 
-    ``progress`` is called with the name of each step as it starts (baselines, fit, holdout, done), for a
-    command's progress bar.
+    ``progress`` is called with the name of each step as it starts (baselines, fit, holdout, calibrate, done), for
+    a command's progress bar. ``calibrate_high`` False skips the calibration of High (the model then never says
+    High; ``analysis.attribution.calibration``).
     """
     step = progress or (lambda _name: None)
     feats = check_runs(df)
@@ -302,7 +307,13 @@ def train(
     actual = ho["runtime"].to_numpy(dtype=np.float64)
     pred = np.asarray(forest.predict(Xh), dtype=np.float64) * rbh.runtime
     model.mare = float(np.mean(np.abs(pred - actual) / rbh.runtime))
-    model.confidence = tune(np.abs(pred - actual) / actual)
+    errors = np.abs(pred - actual) / actual
+    model.confidence = tune(errors)
+    if calibrate_high:
+        step("calibrate")
+        from analysis.attribution.calibration import calibrate  # it explains, and explain imports this module's type
+
+        model.confidence = calibrate(model, ho, held_out_errors=errors, seed=seed)
     model.train_seconds = time.perf_counter() - t0
     model.size_bytes = len(pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL))
     step("done")

@@ -12,8 +12,9 @@ Not stored: :class:`Explanation` is ``analysis.attribution.Explanation.to_dict()
 tests rather than in the report. The API's serializers (``webui.api.serializers.Attribution*``) describe it with
 the presenter's additions (descriptions, ranks); a test keeps them naming every field here.
 
-Which fields have a default: those the library's types default (``ConfidenceThresholds.interval``, ``tuned_on``
-and ``min_explained_share``). NaN and infinities are null (``to_dict()``'s JSON-safe floats): ``float | None``.
+Which fields have a default: those the library's types default (``ConfidenceThresholds.interval``, ``tuned_on``,
+``min_explained_share`` and the calibration figures). NaN and infinities are null (``to_dict()``'s JSON-safe
+floats): ``float | None``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,16 @@ class ConfidenceThresholds(msgspec.Struct, frozen=True):
     interval: tuple[float, float] = (5.0, 95.0)  # percentiles of the per-tree predictions
     tuned_on: int = 0  # held-out runs
     min_explained_share: float = 0.5
+    # Calibration of High (analysis.attribution.calibration); versions stored before it serve no High.
+    high_allowed: bool = False
+    calibration_runs: int = 0  # perturbed held-out runs slower than usual
+    calibration_high: int = 0  # of those, rated High
+    calibration_wrong_high: int = 0  # of the High ones, with the wrong top cause
+    calibration_top1: float | None = None  # share of calibration runs whose top cause was the moved one
+
+    @property
+    def wrong_high_rate(self) -> float | None:
+        return self.calibration_wrong_high / self.calibration_high if self.calibration_high else None
 
 
 class FeatureEffect(msgspec.Struct, frozen=True):
@@ -61,7 +72,7 @@ class CauseEffect(msgspec.Struct, frozen=True):
     label: str
     tag: Literal["user", "system"]  # user: data and code; system: the cluster
     effect_s: float | None  # seconds the cause added (+) or saved (-)
-    unusual: bool  # a member is unusual for the template
+    unusual: bool  # a member is unusual for the template the slow way (z >= 3; a setting |z| >= 3 or changed)
     members: list[FeatureEffect]
 
 

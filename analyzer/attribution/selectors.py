@@ -17,7 +17,10 @@ output_bytes              sum of ``output_bytes`` over stage rows
 shuffle_read_bytes        sum of ``shuffle_read_bytes`` over stage rows
 shuffle_write_bytes       sum of ``shuffle_write_bytes`` over stage rows
 spill_bytes               sum of ``memory_bytes_spilled + disk_bytes_spilled`` over stage rows
-num_tasks                 ``metrics.num_tasks`` (task attempts; MapReduce: declared tasks), else the stage rows' sum
+num_tasks                 successful tasks: ``metrics.num_succeeded_tasks`` (Spark); MapReduce: ``metrics.num_tasks``
+                          (declared tasks); older Spark rows: ``metrics.num_tasks`` (attempts) minus the stage rows'
+                          failed and killed ones. Failed and killed attempts are the failures cause's, never data
+                          volume's
 num_stages                ``metrics.num_stages`` (Spark), else the number of stage rows (MapReduce: its phases)
 job_type                  ``AnalyzedApp.job_type``
 user                      ``AnalyzedApp.user``
@@ -28,10 +31,14 @@ executor_memory_mb        ``metrics.executor_memory_bytes`` (Spark, heap + overh
                           (MapReduce), in MiB
 driver_memory_mb          ``metrics.driver_memory_bytes`` (Spark), ``yarn.app.mapreduce.am.resource.mb`` (MapReduce)
 task_input_skew           Spark: ``max_read_skew`` (max / median task read of the worst judged stage) observed by the
-                          ``spark.task_skew`` heuristic; MapReduce: the larger ``data_deviation`` of the mapper and
-                          reducer skew heuristics (another scale: the model only compares a run with its template)
-task_duration_skew        max / median successful task duration (stored quantiles) of the stage with the most task
-                          time
+                          ``spark.task_skew`` heuristic, else (no stage judged: small data) ``metrics.task_byte_skew``
+                          (the heaviest stage's, from issue 16 on); MapReduce: the larger ``data_deviation`` of the
+                          mapper and reducer skew heuristics (another scale: the model only compares a run with its
+                          template)
+duration_skew_excess      ``metrics.duration_skew_excess`` (Spark, from issue 16 on: duration skew over byte skew of
+                          the same tasks, in the heaviest stage); for older analyses (max / median successful task
+                          duration, stored quantiles, of the stage with the most task time) / max(1,
+                          task_input_skew), absent when the input skew is; MapReduce: absent. Host evidence
 failed_tasks              ``metrics.num_failed_attempts`` (MapReduce), else the stage rows' ``num_failed_tasks``
 killed_tasks              ``metrics.num_killed_attempts`` (MapReduce), else the stage rows' ``num_killed_tasks``
 speculative_tasks         ``metrics.num_speculative_tasks`` (Spark, analyses stored from issue 7 on); MapReduce:
@@ -42,6 +49,11 @@ fetch_wait_share          ``metrics.shuffle_fetch_wait_ms`` / the stage rows' ``
 straggler_task_share      ``AnalyzedApp.straggler_task_share``: the share of the app's task time on hosts that the
                           first straggler ranking covering the app flagged (``analyzer.hosts.services``); absent until
                           a ranking covers the app, and for local-mode apps
+slow_host_task_share      ``metrics.slow_host_task_share`` (Spark, analyses stored from issue 16 on): computed at
+                          analysis time from the run's own tasks (``analysis.metrics``)
+host_cpu_ratio_spread     ``metrics.host_cpu_ratio_spread`` (Spark, from issue 16 on)
+driver_idle_s             ``metrics.driver_idle_ms`` / 1000 (Spark, from issue 16 on): no stage running after the
+                          first one started
 host_count                distinct non-empty ``host`` of the executor rows
 queue_wait_s              ``metrics.first_task_delay_ms`` / 1000 (submission or app start to the first task)
 concurrent_apps           other apps of the same cluster whose [start, end] overlaps the run's (apps analyzed from
@@ -101,6 +113,12 @@ _METRIC_KEYS = app_schema.metric_keys(
     "first_task_delay_ms",
     "num_speculative_tasks",
     "shuffle_fetch_wait_ms",
+    "num_succeeded_tasks",
+    "slow_host_task_share",
+    "host_cpu_ratio_spread",
+    "task_byte_skew",
+    "duration_skew_excess",
+    "driver_idle_ms",
 )
 _PROPERTY_KEYS = {
     "p_spark_cores": "spark.executor.cores",
@@ -239,7 +257,13 @@ def runs_frame(apps: QuerySet[AnalyzedApp]) -> pd.DataFrame:
     out["shuffle_read_bytes"] = col(stages, "sr")
     out["shuffle_write_bytes"] = col(stages, "sw")
     out["spill_bytes"] = col(stages, "spill")
-    out["num_tasks"] = metric("num_tasks").fillna(col(stages, "tasks"))
+    failed = metric("num_failed_attempts").where(is_mr).fillna(col(stages, "failed"))
+    killed = metric("num_killed_attempts").where(is_mr).fillna(col(stages, "killed"))
+    attempts = metric("num_tasks").fillna(col(stages, "tasks"))
+    # Spark rows stored before num_succeeded_tasks: attempts minus the failed and killed ones (MapReduce's
+    # num_tasks already counts declared tasks, not attempts).
+    older = (attempts - failed.fillna(0) - killed.fillna(0)).clip(lower=0)
+    out["num_tasks"] = attempts.where(is_mr, metric("num_succeeded_tasks").fillna(older))
     out["num_stages"] = metric("num_stages").where(~is_mr).fillna(col(stages, "n"))
     out["job_type"] = a["job_type"].fillna("").astype(str)
     out["user"] = a["user"].fillna("").astype(str)
@@ -250,15 +274,22 @@ def runs_frame(apps: QuerySet[AnalyzedApp]) -> pd.DataFrame:
     out["executor_memory_mb"] = exec_mem / MIB
     out["driver_memory_mb"] = (metric("driver_memory_bytes") / MIB).where(~is_mr, _num(a["p_am_mb"]))
     # 0 is the heuristic's "no stage judged" (too few tasks or too little data): no measure, not "no skew".
-    out["task_input_skew"] = _num(input_skew.reindex(a.index)).where(lambda v: v > 0)
-    out["task_duration_skew"] = [_max_to_median(q) for q in a["heavy_q"]]
-    out["failed_tasks"] = metric("num_failed_attempts").where(is_mr).fillna(col(stages, "failed"))
-    out["killed_tasks"] = metric("num_killed_attempts").where(is_mr).fillna(col(stages, "killed"))
+    out["task_input_skew"] = (
+        _num(input_skew.reindex(a.index)).where(lambda v: v > 0).fillna(metric("task_byte_skew").where(~is_mr))
+    )
+    duration_skew = pd.Series([_max_to_median(q) for q in a["heavy_q"]], index=a.index, dtype=np.float64)
+    older_excess = duration_skew / out["task_input_skew"].clip(lower=1.0)
+    out["duration_skew_excess"] = metric("duration_skew_excess").fillna(older_excess).where(~is_mr)
+    out["failed_tasks"] = failed
+    out["killed_tasks"] = killed
     out["speculative_tasks"] = metric("num_speculative_tasks").where(~is_mr)
     run = col(stages, "run")
     out["gc_time_share"] = (col(stages, "gc") / run.where(run > 0)).clip(0.0, 1.0)
     out["fetch_wait_share"] = (metric("shuffle_fetch_wait_ms").where(~is_mr) / run.where(run > 0)).clip(0.0, 1.0)
     out["straggler_task_share"] = _num(a["straggler_task_share"]).clip(0.0, 1.0)
+    out["slow_host_task_share"] = metric("slow_host_task_share").where(~is_mr).clip(0.0, 1.0)
+    out["host_cpu_ratio_spread"] = metric("host_cpu_ratio_spread").where(~is_mr).clip(0.0, 1.0)
+    out["driver_idle_s"] = metric("driver_idle_ms").where(~is_mr).clip(lower=0) / 1000.0
     out["host_count"] = col(execs, "hosts").where(lambda s: s > 0)
     out["queue_wait_s"] = metric("first_task_delay_ms").clip(lower=0) / 1000.0
     out["concurrent_apps"] = _concurrent(a)
@@ -343,12 +374,18 @@ def max_mare() -> float:
     return float(settings.HINDSIGHT_ATTRIBUTION_MAX_MARE)
 
 
+def production_mare() -> float:
+    return float(settings.HINDSIGHT_ATTRIBUTION_PRODUCTION_MARE)
+
+
 def serving_version() -> AttributionModelVersion | None:
-    """The newest stored version whose held-out MARE passes the bar (``HINDSIGHT_ATTRIBUTION_MAX_MARE``)."""
+    """The newest stored version of the current format whose held-out MARE passes the bar
+    (``HINDSIGHT_ATTRIBUTION_MAX_MARE``). An older format's model reads features that are no longer computed."""
+    from analysis.attribution.features import FORMAT_VERSION
     from analyzer.models import AttributionModelVersion
 
     return (
-        AttributionModelVersion.objects.filter(mare__lte=max_mare())
+        AttributionModelVersion.objects.filter(mare__lte=max_mare(), format_version=FORMAT_VERSION)
         .defer("blob")
         .order_by("-created_at", "-pk")
         .first()
@@ -437,8 +474,19 @@ def _app_attribution(app: AnalyzedApp) -> AppAttribution:
         return AppAttribution(reason=f"Slowdown attribution does not support {app.app_type} apps.")
     version = serving_version()
     if version is None:
+        from analysis.attribution.features import FORMAT_VERSION
         from analyzer.models import AttributionModelVersion
 
+        if (
+            AttributionModelVersion.objects.exists()
+            and not AttributionModelVersion.objects.filter(format_version=FORMAT_VERSION).exists()
+        ):
+            return AppAttribution(
+                reason=(
+                    "The stored attribution models predate the features this version computes: "
+                    "run manage.py train_attribution (the scheduler also trains one daily)."
+                )
+            )
         if AttributionModelVersion.objects.exists():
             return AppAttribution(
                 reason=(
@@ -448,26 +496,44 @@ def _app_attribution(app: AnalyzedApp) -> AppAttribution:
             )
         return AppAttribution(reason=NO_MODEL)
     model = load_model(version)
+    b = model.baselines
+    idx = b.index.get(app.template)
+    if idx is None or bool(b.borrowed[idx]):
+        # A usual borrowed from "similar" templates is another job's usual: no answer rather than a guess.
+        own = training_apps(days=None).filter(template=app.template).count()
+        trained = 0 if idx is None else int(b.n_runs[idx])
+        later = " The next training will include them." if own >= b.min_runs else ""
+        return AppAttribution(
+            reason=(
+                f"No slowdown attribution: this job has {own} successful run(s) stored "
+                f"({trained} in the serving model's training window), and {b.min_runs} of its own are needed "
+                f"to know its usual runtime.{later}"
+            ),
+            version_id=version.pk,
+        )
     frame = runs_frame(AnalyzedApp.objects.filter(pk=app.pk))
     features = [c for c in frame.columns if c in model.features or c in ("template", "runtime", "run_id")]
     [exp] = explain(model, frame[features])
     # Strictly through the schema: a library change that breaks the answer's shape fails here (and in tests).
-    result = AppAttribution(explanation=typed(exp.to_dict(), schema.Explanation), version_id=version.pk)
+    typed_exp = typed(exp.to_dict(), schema.Explanation)
+    notes: list[str] = []
+    if version.mare > production_mare():
+        notes.append(
+            f"The serving model's held-out error (MARE {version.mare:.2f}) is above the production bar "
+            f"({production_mare():.2f}): this installation serves it because HINDSIGHT_ATTRIBUTION_MAX_MARE is "
+            f"{max_mare():.2f}. Treat the causes as rough; High confidence is not given."
+        )
+        if typed_exp.confidence.level == "high":
+            capped = msgspec.structs.replace(
+                typed_exp.confidence,
+                level="medium",
+                message="Medium: the model fits this run, but High is withheld: the model is above the production "
+                "error bar.",
+            )
+            typed_exp = msgspec.structs.replace(typed_exp, confidence=capped)
+    result = AppAttribution(explanation=typed_exp, version_id=version.pk, notes=notes)
     result.slower = exp.actual_s > exp.baseline_s * (1 + AS_USUAL)
-    b = model.baselines
-    idx = b.index.get(app.template)
-    if idx is None:
-        result.notes.append(
-            "This template was not in the model's training window, so its usual runtime is borrowed from the "
-            f"most similar templates: {', '.join(exp.donors) or 'none'}."
-        )
-    elif exp.baseline_borrowed:
-        result.notes.append(
-            f"This template had only {int(b.n_runs[idx])} runs when the model was trained (fewer than "
-            f"{b.min_runs}), so its usual runtime is borrowed from the most similar templates: "
-            f"{', '.join(exp.donors) or 'none'}."
-        )
-    band = [] if exp.baseline_borrowed else list(b.band_runs.get(app.template, []))
+    band = list(b.band_runs.get(app.template, []))
     if band:
         rows = AnalyzedApp.objects.filter(pk__in=[int(str(x)) for x in band]).order_by("-end_time", "-pk")
         result.baseline_runs = [
@@ -479,11 +545,13 @@ def _app_attribution(app: AnalyzedApp) -> AppAttribution:
 
 @dataclass
 class AttributionVersions:
-    """Stored model versions, newest first, which one serves and the MARE bar (the model versions page)."""
+    """Stored model versions, newest first, which one serves, the MARE bar and the production bar (the model
+    versions page)."""
 
     versions: list[AttributionModelVersion]
     serving_id: int | None
     max_mare: float
+    production_mare: float
 
 
 def attribution_versions() -> AttributionVersions:
@@ -492,4 +560,9 @@ def attribution_versions() -> AttributionVersions:
 
     serving = serving_version()
     versions = list(AttributionModelVersion.objects.defer("blob").order_by("-created_at", "-pk"))
-    return AttributionVersions(versions=versions, serving_id=serving.pk if serving else None, max_mare=max_mare())
+    return AttributionVersions(
+        versions=versions,
+        serving_id=serving.pk if serving else None,
+        max_mare=max_mare(),
+        production_mare=production_mare(),
+    )

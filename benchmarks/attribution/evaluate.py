@@ -37,12 +37,13 @@ HELD = ("injected", "truth")
 PRIMARY = {
     "more_input": {"input_bytes"},
     "more_shuffle": {"shuffle_read_bytes", "shuffle_write_bytes"},
-    "skew": {"task_input_skew", "task_duration_skew"},
-    "slow_hosts": {"straggler_task_share"},
+    "skew": {"task_input_skew"},
+    "slow_hosts": {"slow_host_task_share", "duration_skew_excess", "host_cpu_ratio_spread"},
     "queue_contention": {"queue_wait_s"},
     "gc_pressure": {"gc_time_share"},
     "config_change": {"num_executors", "executor_cores"},
     "failures": {"failed_tasks"},
+    "driver_work": {"driver_idle_s"},
 }
 
 

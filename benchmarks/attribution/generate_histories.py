@@ -7,19 +7,26 @@ concurrent apps, GC, ...) and runtime is a template-specific function of the fea
     compute = cpu_per_gb * (input + 1.5 shuffle + 3 spill) / (executors * cores)
               * (1 + skew_sens * (duration_skew - 1)) / (1 - gc_share) * (1 + strag_sens * straggler_share)
               * (1 + fetch_wait_share) * (1 + cont_sens * extra concurrent apps) * (1 + 3 failed/tasks)
-    runtime = (queue_wait + 20 s + 3 s * stages + compute + 30 s * executors_lost) * lognormal(0, 5%)
+    runtime = (queue_wait + 20 s + 3 s * stages + compute + driver_idle + 30 s * executors_lost) * lognormal(0, 5%)
+
+``num_tasks`` is the successful tasks; failed attempts are ``failed_tasks`` (as the product counts them from issue
+16 on). Host evidence is per run, from its own tasks (``slow_host_task_share``, ``host_cpu_ratio_spread``); a slow
+host stretches task durations without more bytes, so ``duration_skew_excess`` (duration skew over input skew)
+rises for slow hosts and stays put for data skew. The ranking-window ``straggler_task_share`` is not generated.
 
 Output bytes, driver memory, killed and speculative tasks and the submitting user have no effect: they are
 the distractors. Injected causes (the truth is a registry cause):
 
     more_input (data_volume)     input x2-4; tasks, shuffle, spill and output follow
     more_shuffle (data_volume)   shuffle x2.5-5; spill follows
-    skew (skew)                  task input skew x3-6; duration skew follows
-    slow_hosts (host_health)     straggler share 0.25-0.6, fetch wait +0.05-0.15, executors lost +Poisson(1)
+    skew (skew)                  task input skew x3-6; duration skew follows (its excess over input skew does not)
+    slow_hosts (host_health)     slow-host task share 0.25-0.6, duration skew x1.5-2.5 with no byte skew, host CPU
+                                 ratio spread +0.1-0.3, fetch wait +0.05-0.15, executors lost +Poisson(1)
     queue_contention (contention) queue wait + 0.5-1.5 x the usual runtime, concurrent apps x2-4
     gc_pressure (memory_gc)      GC share 0.30-0.55
     config_change (config)       executors / 2.5-5 (hosts follow), or cores per executor halved
-    failures (failures)          failed attempts 15-35% of tasks
+    failures (failures)          failed attempts 15-35% of tasks (successful tasks unchanged)
+    driver_work (driver)         driver idle (no stage running) + 0.3-1.0 x the usual runtime
     outside ("none")             runtime x1.5-3 with no feature changed: the cause is not measured
 
 History: ``runs`` normal runs per template, of which 10% carry a random injected cause, 5% a distractor move
@@ -46,6 +53,7 @@ CAUSE_OF: dict[str, str] = {
     "gc_pressure": "memory_gc",
     "config_change": "config",
     "failures": "failures",
+    "driver_work": "driver",
     "outside": "none",
 }
 INJECTIONS = tuple(CAUSE_OF)
@@ -71,6 +79,8 @@ class Templates:
     gc0: np.ndarray
     fetch0: np.ndarray
     strag0: np.ndarray
+    cpu_spread0: np.ndarray
+    idle0: np.ndarray
     wait0: np.ndarray
     conc0: np.ndarray
     epn: np.ndarray
@@ -109,6 +119,8 @@ def make_templates(n: int, rng: np.random.Generator) -> Templates:
         gc0=rng.uniform(0.02, 0.10, n),
         fetch0=rng.uniform(0.01, 0.05, n),
         strag0=rng.uniform(0.0, 0.03, n),
+        cpu_spread0=rng.uniform(0.03, 0.15, n),
+        idle0=ln(np.log(10), 0.8, n),
         wait0=ln(np.log(15), 0.8, n),
         conc0=rng.uniform(5, 60, n),
         epn=rng.choice([1, 2, 4], n),
@@ -121,7 +133,7 @@ def make_templates(n: int, rng: np.random.Generator) -> Templates:
         version=rng.choice(["3.3.2", "3.4.1", "3.5.0"], n),
         usual_runtime=np.zeros(n),
     )
-    t.usual_runtime = t.wait0 + 20 + 3 * t.stages + compute0
+    t.usual_runtime = t.wait0 + 20 + 3 * t.stages + compute0 + t.idle0
     return t
 
 
@@ -140,6 +152,9 @@ def _runs(t: Templates, tpl: np.ndarray, rng: np.random.Generator) -> dict[str, 
     d["gc"] = np.clip(t.gc0[tpl] + rng.normal(0, 0.01, m), 0.005, 0.9)
     d["fetch"] = np.clip(t.fetch0[tpl] + rng.normal(0, 0.005, m), 0, 0.9)
     d["strag"] = np.clip(t.strag0[tpl] + np.abs(rng.normal(0, 0.01, m)), 0, 1)
+    d["host_slow"] = np.ones(m)
+    d["cpu_spread"] = np.clip(t.cpu_spread0[tpl] + rng.normal(0, 0.01, m), 0, 1)
+    d["idle"] = t.idle0[tpl] * ln(0, 0.2, m)
     d["wait"] = t.wait0[tpl] * ln(0, 0.4, m)
     d["conc"] = rng.poisson(t.conc0[tpl]).astype(float)
     d["lost"] = rng.poisson(0.03, m).astype(float)
@@ -169,6 +184,8 @@ def _inject(
             d["in_skew"][s] *= u(3, 6, k)
         elif kind == "slow_hosts":
             d["strag"][s] = u(0.25, 0.6, k)
+            d["host_slow"][s] = u(1.5, 2.5, k)
+            d["cpu_spread"][s] += u(0.1, 0.3, k)
             d["fetch"][s] += u(0.05, 0.15, k)
             d["lost"][s] += rng.poisson(1.0, k)
         elif kind == "queue_contention":
@@ -184,6 +201,8 @@ def _inject(
             )
         elif kind == "failures":
             d["fail_rate"][s] = u(0.15, 0.35, k)
+        elif kind == "driver_work":
+            d["idle"][s] += u(0.3, 1.0, k) * t.usual_runtime[tpl[s]]
         elif kind == "outside":
             d["outside"][s] = u(1.5, 3, k)
 
@@ -215,7 +234,7 @@ def _frame(d: dict[str, np.ndarray], t: Templates, tpl: np.ndarray, rng: np.rand
     ex, cores = d["executors"], d["cores"]
     mem_gb = ex * t.mem_mb[tpl] / 1024
     spill = np.maximum(0.0, shuffle - 0.6 * mem_gb) * ln(0, 0.1, m)
-    dur_skew = 1 + (d["in_skew"] - 1) * d["dur_factor"]
+    dur_skew = (1 + (d["in_skew"] - 1) * d["dur_factor"]) * d["host_slow"]
     failed = rng.poisson(d["fail_rate"] * tasks).astype(float)
     slots = ex * cores
     compute = t.cpu_per_gb[tpl] * (inp + 1.5 * shuffle + 3 * spill) / slots
@@ -225,7 +244,7 @@ def _frame(d: dict[str, np.ndarray], t: Templates, tpl: np.ndarray, rng: np.rand
     compute *= 1 + t.cont_sens[tpl] * np.maximum(0, d["conc"] - t.conc0[tpl])
     compute *= 1 + 3 * failed / np.maximum(tasks, 1)
     wait = d["wait"] + d["extra_wait"]
-    runtime = (wait + 20 + 3 * t.stages[tpl] + compute + 30 * d["lost"]) * ln(0, 0.05, m) * d["outside"]
+    runtime = (wait + 20 + 3 * t.stages[tpl] + compute + d["idle"] + 30 * d["lost"]) * ln(0, 0.05, m) * d["outside"]
     return pd.DataFrame(
         {
             "template": [f"tpl{i:04d}" for i in tpl],
@@ -244,13 +263,15 @@ def _frame(d: dict[str, np.ndarray], t: Templates, tpl: np.ndarray, rng: np.rand
             "executor_memory_mb": t.mem_mb[tpl].astype(float),
             "driver_memory_mb": d["drv_mb"],
             "task_input_skew": d["in_skew"],
-            "task_duration_skew": dur_skew,
+            "duration_skew_excess": dur_skew / np.maximum(1.0, d["in_skew"]),
             "failed_tasks": failed,
             "killed_tasks": rng.poisson(d["kill_rate"] * tasks).astype(float),
             "speculative_tasks": rng.poisson(d["spec_rate"] * tasks).astype(float),
             "gc_time_share": d["gc"],
             "fetch_wait_share": d["fetch"],
-            "straggler_task_share": d["strag"],
+            "slow_host_task_share": d["strag"],
+            "host_cpu_ratio_spread": np.clip(d["cpu_spread"], 0, 1),
+            "driver_idle_s": d["idle"],
             "host_count": np.maximum(1, np.ceil(ex / t.epn[tpl])),
             "queue_wait_s": wait,
             "concurrent_apps": d["conc"],

@@ -232,6 +232,9 @@ HINDSIGHT_HEALTH_BROKER = os.environ.get("HINDSIGHT_HEALTH_BROKER", "auto")
 HINDSIGHT_ATTRIBUTION_WINDOW_DAYS = int(os.environ.get("HINDSIGHT_ATTRIBUTION_WINDOW_DAYS", "30"))
 HINDSIGHT_ATTRIBUTION_TRAIN_EVERY_S = float(os.environ.get("HINDSIGHT_ATTRIBUTION_TRAIN_EVERY_S", "86400"))
 HINDSIGHT_ATTRIBUTION_MAX_MARE = float(os.environ.get("HINDSIGHT_ATTRIBUTION_MAX_MARE", "0.25"))
+# The production bar: MAX_MARE's default. An installation may serve a looser model (the demo sets MAX_MARE=1.0);
+# the report then says the serving model is above this bar and serves no High confidence (issue 16).
+HINDSIGHT_ATTRIBUTION_PRODUCTION_MARE = 0.25
 HINDSIGHT_ATTRIBUTION_KEEP_VERSIONS = int(os.environ.get("HINDSIGHT_ATTRIBUTION_KEEP_VERSIONS", "5"))
 
 # Stage anomaly localization (issue 7, analyzer/stages/services.py; docs/DECISIONS.md "Stage anomalies in the

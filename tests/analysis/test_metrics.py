@@ -308,3 +308,85 @@ def test_every_metric_has_a_definition_and_to_dict_has_every_field() -> None:
     metrics = compute_metrics(cluster_app())
     assert set(metrics.to_dict()) == {name for name, _unit, _doc in definitions}
     assert isinstance(metrics, AppMetrics)
+
+
+def test_successful_and_killed_attempts_are_counted_apart_from_all_attempts() -> None:
+    app = cluster_app()
+    add_executor(app, "1", START, None)
+    status = [TaskStatus.SUCCESS, TaskStatus.FAILED, TaskStatus.RESUBMITTED, TaskStatus.KILLED, TaskStatus.SUCCESS]
+    app.stages[(0, 0)] = StageAttempt(
+        0, 0, status=StageStatus.COMPLETE, tasks=tasks(["1"] * 5, app, [10] * 5, START, status=status)
+    )
+    metrics = compute_metrics(app)
+    assert (metrics.num_tasks, metrics.num_succeeded_tasks, metrics.num_killed_tasks) == (5, 2, 1)
+
+
+def test_a_host_whose_tasks_ran_much_slower_than_their_stage_siblings_holds_its_share_of_task_time() -> None:
+    app = cluster_app()
+    for executor_id in ("1", "2", "3"):
+        add_executor(app, executor_id, START, None)
+    # 12 tasks per stage, 4 per host; host 2's tasks take 2x the others (the stage median is 100 ms).
+    executors = ["1", "2", "3"] * 4
+    durations = [100, 200, 100] * 4
+    for stage_id in (0, 1):
+        app.stages[(stage_id, 0)] = StageAttempt(
+            stage_id,
+            0,
+            status=StageStatus.COMPLETE,
+            submission_ms=START + 10_000 * stage_id,
+            completion_ms=START + 10_000 * stage_id + 1000,
+            tasks=tasks(
+                executors,
+                app,
+                durations,
+                START,
+                host=[int(e) - 1 for e in executors],
+                executor_run_time_ms=durations,
+                executor_cpu_time_ms=[90.0, 60.0, 90.0] * 4,
+            ),
+        )
+    app.hosts = ["h1", "h2", "h3"]
+    metrics = compute_metrics(app)
+    assert metrics.slow_host_task_share == pytest.approx(800 * 2 / (1600 * 2))  # host 2: 800 of 1600 ms per stage
+    assert metrics.host_cpu_ratio_spread == pytest.approx(0.9 - 0.3)
+
+
+def test_hosts_all_as_fast_as_their_siblings_hold_no_slow_host_share_and_one_long_task_is_not_a_slow_host() -> None:
+    app = cluster_app()
+    for executor_id in ("1", "2"):
+        add_executor(app, executor_id, START, None)
+    executors = ["1", "2"] * 6
+    durations = [100] * 11 + [900]  # one skewed task on host 2: its host's median stays 1x
+    app.stages[(0, 0)] = StageAttempt(
+        0,
+        0,
+        status=StageStatus.COMPLETE,
+        tasks=tasks(executors, app, durations, START, host=[int(e) - 1 for e in executors]),
+    )
+    assert compute_metrics(app).slow_host_task_share == 0.0
+
+
+def test_driver_idle_time_is_the_wall_time_after_the_first_stage_with_no_stage_running() -> None:
+    app = cluster_app(runtime_ms=100_000)
+    spans = [(10_000, 30_000), (20_000, 40_000), (60_000, 70_000)]  # idle 40-60 s and 70-100 s
+    for stage_id, (start, end) in enumerate(spans):
+        app.stages[(stage_id, 0)] = StageAttempt(
+            stage_id, 0, status=StageStatus.COMPLETE, submission_ms=START + start, completion_ms=START + end
+        )
+    app.stages[(9, 0)] = StageAttempt(9, 0, status=StageStatus.SKIPPED, submission_ms=START + 45_000)
+    assert compute_metrics(app).driver_idle_ms == 20_000 + 30_000
+
+
+def test_duration_skew_the_bytes_explain_leaves_no_excess_and_duration_skew_without_byte_skew_does() -> None:
+    def skews(read: list[int]) -> tuple[float | None, float | None]:
+        app = cluster_app()
+        add_executor(app, "1", START, None)
+        durations = [100] * 11 + [500]  # the longest task 5x the median
+        app.stages[(0, 0)] = StageAttempt(
+            0, 0, status=StageStatus.COMPLETE, tasks=tasks(["1"] * 12, app, durations, START, input_bytes=read)
+        )
+        metrics = compute_metrics(app)
+        return metrics.task_byte_skew, metrics.duration_skew_excess
+
+    assert skews([1000] * 11 + [5000]) == pytest.approx((5.0, 1.0))  # it read 5x the bytes: data skew
+    assert skews([1000] * 12) == pytest.approx((1.0, 5.0))  # same bytes, 5x the time: a slow host

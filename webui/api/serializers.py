@@ -382,8 +382,14 @@ class AttributionCauseSerializer(serializers.Serializer[Any]):
     tag = serializers.ChoiceField(choices=["user", "system"], help_text="user: data and code; system: cluster.")
     effect_s = serializers.FloatField(allow_null=True, help_text="Seconds the cause added (+) or saved (-).")
     effect_abs_s = serializers.FloatField(allow_null=True)
-    unusual = serializers.BooleanField(help_text="A member is unusual for the template (|z| >= 3 or changed).")
-    shown = serializers.BooleanField(help_text="Unusual or with an effect: the report lists it.")
+    unusual = serializers.BooleanField(
+        help_text="A member is unusual for the template the slow way (z >= 3 where more is slower; a setting "
+        "|z| >= 3 or a changed category)."
+    )
+    shown = serializers.BooleanField(
+        help_text="A member moved the way of the effect by a robust standard deviation or more (the slow way for "
+        "an effect that slowed the run, the time-saving way for one that saved time): the report lists it."
+    )
     rank = serializers.IntegerField(allow_null=True, help_text="Rank among the shown causes; null if not shown.")
     members = AttributionMemberSerializer(many=True)
 

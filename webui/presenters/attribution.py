@@ -7,8 +7,9 @@ from typing import Any
 import msgspec
 
 from analyzer.attribution import selectors as attribution_selectors
-from analyzer.attribution.schema import Explanation
+from analyzer.attribution.schema import ConfidenceThresholds, Explanation
 from analyzer.models import AnalyzedApp
+from analyzer.stored_results import ResultShapeError, typed
 
 
 def app_attribution(app: AnalyzedApp) -> dict[str, Any]:
@@ -29,6 +30,7 @@ def described(explanation: Explanation) -> dict[str, Any]:
     """The explanation as plain data with each cause's and feature's description from the registry, the causes'
     ranks as shown and the slowdown in seconds (for people and the API: ``AttributionExplanationSerializer``)."""
     from analysis.attribution import CAUSES, FEATURES  # pandas and sklearn load on first use, not with the page
+    from analysis.attribution.explain import Z_MOVED, fast_way_z, slow_way_z
 
     data: dict[str, Any] = msgspec.to_builtins(explanation)
     usual = explanation.baseline_s
@@ -39,7 +41,14 @@ def described(explanation: Explanation) -> dict[str, Any]:
         effect = typed_cause.effect_s
         cause["description"] = info.description if info else ""
         cause["effect_abs_s"] = abs(effect) if effect is not None else None
-        cause["shown"] = bool(typed_cause.unusual or effect)
+        names = [m.name for m in typed_cause.members if m.name in FEATURES]
+        zs = [m.z or 0.0 for m in typed_cause.members if m.name in FEATURES]
+        # A cause is shown as slower only when a value it lists moved the slow way (by a robust standard deviation
+        # or more), and as faster only when one moved the time-saving way: a modelled effect credited to values
+        # that went the other way (less data "making the run slower") is the forest's artefact, not a cause.
+        slower = effect is not None and effect > 0 and slow_way_z(zs, names) >= Z_MOVED
+        faster = effect is not None and effect < 0 and fast_way_z(zs, names) >= Z_MOVED
+        cause["shown"] = bool(slower or faster)
         rank += cause["shown"]
         cause["rank"] = rank if cause["shown"] else None
         for member in cause["members"]:
@@ -61,6 +70,29 @@ def attribution_chart(data: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def versions_page() -> dict[str, Any]:
-    """The model versions page's context: stored versions newest first, the serving one and the MARE bar."""
+    """The model versions page's context: stored versions newest first (each with its calibration of High), the
+    serving one, the MARE bar and the production bar."""
+    from analysis.attribution.confidence import MAX_WRONG_HIGH, MIN_CALIBRATION_HIGH
+
     versions = attribution_selectors.attribution_versions()
-    return {"versions": versions.versions, "serving_id": versions.serving_id, "max_mare": versions.max_mare}
+    rows = []
+    for v in versions.versions:
+        calibration = typed_confidence(v.confidence)
+        rows.append({"version": v, "calibration": calibration})
+    return {
+        "versions": versions.versions,
+        "rows": rows,
+        "serving_id": versions.serving_id,
+        "max_mare": versions.max_mare,
+        "production_mare": versions.production_mare,
+        "max_wrong_high": MAX_WRONG_HIGH,
+        "min_calibration_high": MIN_CALIBRATION_HIGH,
+    }
+
+
+def typed_confidence(stored: object) -> ConfidenceThresholds | None:
+    """A version's stored confidence thresholds and calibration, or None when the stored JSON does not fit."""
+    try:
+        return typed(stored, ConfidenceThresholds)
+    except ResultShapeError:
+        return None

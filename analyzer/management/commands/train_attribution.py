@@ -19,7 +19,7 @@ from analyzer.attribution.services import DEFAULT_MIN_RUNS, DEFAULT_MIN_TEMPLATE
 from appmodel.formatting import terminal_decimal_size
 
 # The steps the service and the library report, in order (analysis.attribution.train's progress callback).
-STEPS: Final = ("frame", "baselines", "fit", "holdout", "done", "store")
+STEPS: Final = ("frame", "baselines", "fit", "holdout", "calibrate", "done", "store")
 
 
 class Command(BaseCommand):

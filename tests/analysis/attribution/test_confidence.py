@@ -3,7 +3,14 @@ import pytest
 
 from analysis.attribution.confidence import ConfidenceThresholds, assess, tune
 
-TH = ConfidenceThresholds(low_error=0.1, high_error=0.3)
+TH = ConfidenceThresholds(
+    low_error=0.1,
+    high_error=0.3,
+    high_allowed=True,
+    calibration_runs=500,
+    calibration_high=300,
+    calibration_wrong_high=3,
+)
 
 
 def test_a_small_error_inside_the_tree_interval_is_high() -> None:
@@ -46,3 +53,31 @@ def test_a_large_error_is_only_medium_when_the_features_explain_most_of_the_slow
     assert c.level == "medium"
     assert assess(400.0, 220.0, trees, TH, predicted_baseline_s=100.0).level == "low"
     assert assess(400.0, 110.0, trees, TH, predicted_baseline_s=100.0).level == "low"
+
+
+def test_high_is_withheld_when_the_calibration_found_too_many_wrong_high_answers() -> None:
+    # 9 of 300 High answers (3%) named the wrong cause on perturbed held-out runs: over the 2% bar.
+    th = ConfidenceThresholds(
+        low_error=0.1, high_error=0.3, calibration_runs=500, calibration_high=300, calibration_wrong_high=9
+    )
+    c = assess(100.0, 95.0, np.linspace(80, 120, 50), th)
+    assert c.level == "medium"
+    assert "High is withheld" in c.message
+    assert "9 of 300 High answers (3.0%) named the wrong top cause" in c.message
+
+
+def test_high_is_withheld_when_the_calibration_checked_too_few_high_answers() -> None:
+    th = ConfidenceThresholds(low_error=0.1, high_error=0.3, calibration_runs=60, calibration_high=40)
+    c = assess(100.0, 95.0, np.linspace(80, 120, 50), th)
+    assert c.level == "medium"
+    assert "checked 40 High answers" in c.message
+
+
+def test_an_uncalibrated_model_never_says_high() -> None:
+    assert assess(100.0, 99.0, np.linspace(80, 120, 50), ConfidenceThresholds(0.1, 0.3)).level == "medium"
+
+
+def test_high_says_the_measured_wrong_high_rate_not_that_the_causes_are_reliable() -> None:
+    c = assess(100.0, 95.0, np.linspace(80, 120, 50), TH)
+    assert "reliable" not in c.message
+    assert "3 (1.0%) named the wrong top cause" in c.message

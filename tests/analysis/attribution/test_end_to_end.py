@@ -81,4 +81,4 @@ def test_training_reports_its_steps_for_a_progress_bar(history_and_test) -> None
     history, _ = history_and_test
     steps: list[str] = []
     attr.train(history.iloc[:600], params={"n_estimators": 3}, n_jobs=1, progress=steps.append)
-    assert steps == ["baselines", "fit", "holdout", "done"]
+    assert steps == ["baselines", "fit", "holdout", "calibrate", "done"]

@@ -54,6 +54,10 @@ def test_stage_rows_executor_rows_metrics_and_settings_map_onto_spark_features()
             "first_task_delay_ms": 12_500,
             "num_speculative_tasks": 4,
             "shuffle_fetch_wait_ms": 500,
+            "num_succeeded_tasks": 146,
+            "slow_host_task_share": 0.3,
+            "host_cpu_ratio_spread": 0.2,
+            "driver_idle_ms": 4500,
         },
         spark_properties={"spark.executor.cores": "4"},
         straggler_task_share=0.25,
@@ -98,10 +102,11 @@ def test_stage_rows_executor_rows_metrics_and_settings_map_onto_spark_features()
     assert row["output_bytes"] == 10
     assert (row["shuffle_read_bytes"], row["shuffle_write_bytes"]) == (500, 500)
     assert row["spill_bytes"] == 120
-    assert (row["num_tasks"], row["num_stages"], row["num_executors"]) == (150, 2, 6)
+    assert (row["num_tasks"], row["num_stages"], row["num_executors"]) == (146, 2, 6)  # successful tasks
     assert (row["executor_cores"], row["executor_memory_mb"], row["driver_memory_mb"]) == (4, 4608, 1408)
     assert row["gc_time_share"] == pytest.approx(0.1)
-    assert row["task_duration_skew"] == pytest.approx(10.0)  # 4000 / 400 in the stage with the most task time
+    # 4000 / 400 in the stage with the most task time, over the input skew 7.5: what the bytes do not explain
+    assert row["duration_skew_excess"] == pytest.approx(10.0 / 7.5)
     assert row["task_input_skew"] == 7.5
     assert (row["failed_tasks"], row["killed_tasks"]) == (3, 1)
     assert row["host_count"] == 3
@@ -110,6 +115,7 @@ def test_stage_rows_executor_rows_metrics_and_settings_map_onto_spark_features()
     assert row["speculative_tasks"] == 4
     assert row["fetch_wait_share"] == pytest.approx(0.05)  # 500 ms of 10 s executor run time
     assert row["straggler_task_share"] == 0.25
+    assert (row["slow_host_task_share"], row["host_cpu_ratio_spread"], row["driver_idle_s"]) == (0.3, 0.2, 4.5)
     assert (row["job_type"], row["user"], row["queue"], row["framework_version"]) == ("PySpark", "ana", "etl", "3.5.1")
 
 
@@ -120,7 +126,10 @@ def test_features_the_stored_analysis_lacks_are_absent_not_zero() -> None:
         assert math.isnan(row[name]), name
     for name in (
         "task_input_skew",
-        "task_duration_skew",
+        "duration_skew_excess",
+        "slow_host_task_share",
+        "host_cpu_ratio_spread",
+        "driver_idle_s",
         "queue_wait_s",
         "concurrent_apps",
         "speculative_tasks",
@@ -128,6 +137,36 @@ def test_features_the_stored_analysis_lacks_are_absent_not_zero() -> None:
         "straggler_task_share",
     ):
         assert name not in row or math.isnan(row[name]), name
+
+
+def test_failed_and_killed_attempts_count_as_failures_not_as_tasks_of_the_data_volume() -> None:
+    # An app analysed before num_succeeded_tasks: 122 attempts, of which 20 failed and 2 were killed.
+    older = make_app(template="t1", metrics={"num_tasks": 122})
+    StageSummary.objects.create(app=older, stage_id=0, num_tasks=100, num_failed_tasks=20, num_killed_tasks=2)
+    newer = make_app(template="t1", metrics={"num_tasks": 122, "num_succeeded_tasks": 100})
+    StageSummary.objects.create(app=newer, stage_id=0, num_tasks=100, num_failed_tasks=20, num_killed_tasks=2)
+    rows = frame_of(older, newer)
+    for app in (older, newer):
+        assert rows[app.pk]["num_tasks"] == 100
+        assert (rows[app.pk]["failed_tasks"], rows[app.pk]["killed_tasks"]) == (20, 2)
+
+
+def test_duration_skew_the_input_skew_explains_is_not_host_evidence() -> None:
+    def run(read_skew: float) -> AnalyzedApp:
+        app = make_app(template="t1")
+        StageSummary.objects.create(
+            app=app, stage_id=0, num_tasks=100, task_duration_quantiles=[100.0, 200.0, 400.0, 500.0, 2000.0]
+        )
+        add_finding(app, "spark.task_skew", 2, observed={"max_read_skew": read_skew, "max_time_skew": 5.0})
+        return app
+
+    skewed_data, slow_host = run(5.0), run(1.1)  # both: the longest task 5x the median
+    measured = run(5.0)  # analysed from issue 16 on: the excess measured on the same tasks wins
+    AnalyzedApp.objects.filter(pk=measured.pk).update(metrics={"duration_skew_excess": 2.5})
+    rows = frame_of(skewed_data, slow_host, measured)
+    assert rows[skewed_data.pk]["duration_skew_excess"] == pytest.approx(1.0)
+    assert rows[slow_host.pk]["duration_skew_excess"] == pytest.approx(5.0 / 1.1)
+    assert rows[measured.pk]["duration_skew_excess"] == 2.5
 
 
 def test_mapreduce_jobs_map_their_own_metrics_and_settings() -> None:

@@ -13,6 +13,7 @@ from django.core.management import call_command
 from django.test import override_settings
 from factories import NOW, make_app
 
+from analysis.attribution.features import FORMAT_VERSION
 from analyzer.attribution import selectors as attribution_selectors
 from analyzer.attribution.selectors import NO_MODEL, app_attribution, serving_version
 from analyzer.attribution.services import TooFewRuns, attribution_train, prune
@@ -22,9 +23,12 @@ from analyzer.tasks import train_attribution_task
 pytestmark = pytest.mark.django_db
 
 
-def version(mare: float, minutes_ago: int) -> AttributionModelVersion:
+def version(mare: float, minutes_ago: int, format_version: int = FORMAT_VERSION) -> AttributionModelVersion:
     return AttributionModelVersion.objects.create(
-        mare=mare, created_at=NOW - dt.timedelta(minutes=minutes_ago), blob=b"not a model"
+        mare=mare,
+        created_at=NOW - dt.timedelta(minutes=minutes_ago),
+        blob=b"not a model",
+        format_version=format_version,
     )
 
 
@@ -38,14 +42,14 @@ def test_training_stores_a_version_with_its_window_counts_error_and_model(histor
     trained = attribution_train(days=30, now=NOW, progress=steps.append)
     v = AttributionModelVersion.objects.get()
     assert trained.version == v
-    assert steps == ["frame", "baselines", "fit", "holdout", "done", "store"]
+    assert steps == ["frame", "baselines", "fit", "holdout", "calibrate", "done", "store"]
     assert (v.n_runs, v.n_templates, v.window_days, v.n_borrowed) == (120, 10, 30, 0)
     assert v.n_train + v.n_holdout == 120
     assert 0 <= v.mare < 0.25
     assert trained.serving
     assert "input_bytes" in v.features
     assert v.params["n_estimators"] > 0
-    assert set(v.confidence) >= {"low_error", "high_error", "interval"}
+    assert set(v.confidence) >= {"low_error", "high_error", "interval", "high_allowed", "calibration_wrong_high"}
     assert v.window_start is not None
     assert v.window_end is not None
     assert v.window_start <= v.window_end
@@ -64,6 +68,13 @@ def test_the_newest_version_whose_mare_passes_the_bar_serves() -> None:
         assert serving_version() == good_old
     with override_settings(HINDSIGHT_ATTRIBUTION_MAX_MARE=0.05):
         assert serving_version() is None
+
+
+def test_a_version_of_an_older_model_format_does_not_serve_and_the_answer_says_to_retrain() -> None:
+    version(0.10, minutes_ago=10, format_version=FORMAT_VERSION - 1)  # reads features no longer computed
+    assert serving_version() is None
+    answer = app_attribution(make_app(template="t", runtime_ms=1000))
+    assert "predate the features" in answer.reason
 
 
 def test_pruning_keeps_the_newest_versions_and_the_serving_one() -> None:
