@@ -19,7 +19,7 @@ import heapq
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 import numpy as np
@@ -62,6 +62,28 @@ class StageWork:
     gap_ms: float = 0.0  # measured scheduling gap paid per task (see _stage_gaps)
     facts: TaskFacts | None = None  # None only in hand-built workloads (tests): such stages cannot be fixed
     retried: bool = False  # some partition has several attempts (replayed one after the other)
+    # What every replay of the stage needs, whatever the slot count: computed once here, not per replay.
+    times: Float64Array = field(init=False, repr=False, compare=False)  # launch order, removed tasks out, gap in
+    cut: int = field(init=False, repr=False, compare=False)  # tasks before the first attempt of a retried partition
+    partitions: npt.NDArray[np.int64] = field(init=False, repr=False, compare=False)  # retried stages: per task
+    tried_again: npt.NDArray[np.bool_] = field(init=False, repr=False, compare=False)  # prefix tasks retried later
+
+    def __post_init__(self) -> None:
+        rows = self.order[self.task_ms[self.order] > 0]
+        times = self.task_ms[rows] + self.gap_ms
+        cut = len(times)
+        partitions = np.empty(0, dtype=np.int64)
+        tried_again = np.empty(0, dtype=bool)
+        if self.retried and self.facts is not None:
+            partitions = self.facts.index[rows]
+            again = _attempted_before(partitions)
+            if again.any():
+                cut = int(np.argmax(again))
+                tried_again = np.isin(partitions[:cut], partitions[cut:][again[cut:]])
+        object.__setattr__(self, "times", times)
+        object.__setattr__(self, "cut", cut)
+        object.__setattr__(self, "partitions", partitions)
+        object.__setattr__(self, "tried_again", tried_again)
 
     def with_task_ms(self, task_ms: Float64Array) -> StageWork:
         """The same stage with other task times (same rows; a removed task has time 0 and takes no slot)."""
@@ -158,16 +180,13 @@ def _run_stage(stage: StageWork, ready: float, free: list[float]) -> float:
     attempt (in launch order) no task waits on another, so that prefix takes the fast path; only the rest pays for
     the bookkeeping.
     """
-    rows = stage.order[stage.task_ms[stage.order] > 0]
-    times = stage.task_ms[rows] + stage.gap_ms
-    if not stage.retried or stage.facts is None:
+    times, cut = stage.times, stage.cut
+    if cut == len(times):
         return _run_tasks(times, ready, free)[0]
-    partitions = stage.facts.index[rows]
-    again = _attempted_before(partitions)
-    cut = int(np.argmax(again)) if again.any() else len(times)
+    partitions = stage.partitions
     done, prefix_ends = _run_tasks(times[:cut], ready, free, keep_ends=True)
     # The end of each partition's latest attempt so far, for the partitions tried again after the prefix.
-    retried = np.isin(partitions[:cut], partitions[cut:][again[cut:]])
+    retried = stage.tried_again
     previous: dict[int, float] = dict(
         zip(partitions[:cut][retried].tolist(), prefix_ends[retried].tolist(), strict=True)
     )
