@@ -64,7 +64,7 @@ CAUSES: dict[str, str | None] = {
     "gc_pressure": "memory_gc",
     "fewer_executors": "config",
     "contention": "contention",
-    "driver_idle": "driver_idle",  # no registry cause on main measures it: counted, and shown apart
+    "driver_idle": "driver",  # the API's cause code for wall time with no stage running (issue 16 added it)
     "unexplained": None,  # nothing measured moves: the honest answer is Low confidence
 }
 DISTRACTORS = ("output_bytes", "speculative_killed", "driver_memory", "name_suffix")
