@@ -34,7 +34,6 @@ import functools
 import logging
 import os
 import random
-import re
 import socket
 import stat
 import time
@@ -71,8 +70,8 @@ from appmodel import SparkApp
 from appmodel.mapreduce import MapReduceApp
 from fetchers.backends import AppRef, Backend, BackendError, ParameterError
 from fetchers.eventlog import EventLogError, find_event_logs
-from fetchers.eventlog.codecs import SUFFIX_CODECS
-from fetchers.eventlog.layout import ROLLING_DIR_PREFIX
+from fetchers.eventlog.layout import MAX_ATTEMPTS_LOOKED_UP as MAX_ATTEMPTS_LOOKED_UP  # the on-demand lookup's bound
+from fetchers.eventlog.layout import ROLLING_DIR_PREFIX, spark_log_names
 from fetchers.eventlog_dir import EventLogDirectoryBackend, completion_ms
 from fetchers.http import get_json
 from fetchers.jobhistory import JobHistoryBackend
@@ -86,11 +85,6 @@ _CREATE_BATCH: Final = 500
 MAPREDUCE: Final = "MAPREDUCE"  # the ResourceManager's applicationType of MapReduce jobs
 JOBHISTORY_LABEL: Final = "mapreduce-jobhistory"  # MapReduce apps are stored as <cluster>/mapreduce-jobhistory
 _ALL_TIME_MS: Final = 2**62  # the end of a listing window that holds every log, however late
-# An on-demand request without an attempt looks up the logs of attempts 1..this (YARN's default allows 2); a later
-# attempt is analyzed when polling lists it.
-MAX_ATTEMPTS_LOOKED_UP: Final = 8
-_SPARK_NAME_SEPARATORS: Final = re.compile(r"[ :/]")
-_SPARK_NAME_DOTS: Final = re.compile(r"[.${}'\"]")
 Enqueue = Callable[[int], object]
 OnAnalyzed = Callable[["PollResult", "AnalyzedAppResult"], object]
 
@@ -608,23 +602,6 @@ def located_log(backend: Backend, wanted: AppRef) -> AppRef:
             "(still running, or not this id?)"
         )
     return max(found, key=lambda ref: (ref.finished_ms or 0, ref.attempt_id or ""))
-
-
-def _sanitized(text: str) -> str:
-    """Spark's ``Utils.sanitizeDirName``, which ``EventLogFileWriter.nameForAppAndAttempt`` applies to both ids."""
-    return _SPARK_NAME_DOTS.sub("_", _SPARK_NAME_SEPARATORS.sub("-", text)).lower()
-
-
-def spark_log_names(app_id: str, attempt_id: str | None) -> list[str]:
-    """The names Spark gives the log of the app (attempt given, or none and attempts 1..``MAX_ATTEMPTS_LOOKED_UP``):
-    single files with any codec suffix and rolling directories; none for an id no log can be named after."""
-    if not app_id or len(app_id) > 200 or any(ord(c) < 32 or c == "\\" for c in app_id + (attempt_id or "")):
-        return []  # sanitized names hold no "/" nor "."; these could still not name a file in the directory
-    base = _sanitized(app_id)
-    attempts = [attempt_id] if attempt_id else ["", *(str(n) for n in range(1, MAX_ATTEMPTS_LOOKED_UP + 1))]
-    stems = [f"{base}_{_sanitized(attempt)}" if attempt else base for attempt in attempts]
-    suffixes = ["", *(f".{suffix}" for suffix in SUFFIX_CODECS)]
-    return [name for stem in stems for name in (*(stem + s for s in suffixes), f"{ROLLING_DIR_PREFIX}{stem}")]
 
 
 def _logs_named(directories: Sequence[Path], wanted: AppRef) -> list[AppRef]:

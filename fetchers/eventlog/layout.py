@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Final
 
-from fetchers.eventlog.codecs import HEAD_SIZE, UnknownFormat, codec_from_name, detect_codec
+from fetchers.eventlog.codecs import HEAD_SIZE, SUFFIX_CODECS, UnknownFormat, codec_from_name, detect_codec
 
 
 class EventLogError(Exception):
@@ -58,6 +58,11 @@ DATABRICKS_CURRENT: Final = "eventlog"
 # scanned. Real trees are shallow (a JobHistory done tree is yyyy/MM/dd/serial); a hostile one is bounded.
 MAX_SCAN_DEPTH: Final = 16
 NOT_REGULAR: Final = "not a regular file"  # a FIFO, socket or device: skipped, never opened
+# An on-demand request without an attempt looks up the logs of attempts 1..this (YARN's default allows 2); a later
+# attempt is analyzed when polling lists it.
+MAX_ATTEMPTS_LOOKED_UP: Final = 8
+_SPARK_NAME_SEPARATORS: Final = re.compile(r"[ :/]")
+_SPARK_NAME_DOTS: Final = re.compile(r"[.${}'\"]")
 
 _ROLLING_PART = re.compile(r"events_(?P<index>\d+)_(?P<rest>.+)")
 _DATABRICKS_ROLLED = re.compile(r"eventlog-\d{4}-\d{2}-\d{2}--\d{2}-\d{2}(?:\.[A-Za-z0-9]+)?")
@@ -389,6 +394,23 @@ def in_progress_reason(log: EventLog) -> str:
     return "name ends with .inprogress"
 
 
+def _sanitized(text: str) -> str:
+    """Spark's ``Utils.sanitizeDirName``, which ``EventLogFileWriter.nameForAppAndAttempt`` applies to both ids."""
+    return _SPARK_NAME_DOTS.sub("_", _SPARK_NAME_SEPARATORS.sub("-", text)).lower()
+
+
+def spark_log_names(app_id: str, attempt_id: str | None) -> list[str]:
+    """The names Spark gives the log of the app (attempt given, or none and attempts 1..``MAX_ATTEMPTS_LOOKED_UP``):
+    single files with any codec suffix and rolling directories; none for an id no log can be named after."""
+    if not app_id or len(app_id) > 200 or any(ord(c) < 32 or c == "\\" for c in app_id + (attempt_id or "")):
+        return []  # sanitized names hold no "/" nor "."; these could still not name a file in the directory
+    base = _sanitized(app_id)
+    attempts = [attempt_id] if attempt_id else ["", *(str(n) for n in range(1, MAX_ATTEMPTS_LOOKED_UP + 1))]
+    stems = [f"{base}_{_sanitized(attempt)}" if attempt else base for attempt in attempts]
+    suffixes = ["", *(f".{suffix}" for suffix in SUFFIX_CODECS)]
+    return [name for stem in stems for name in (*(stem + s for s in suffixes), f"{ROLLING_DIR_PREFIX}{stem}")]
+
+
 __all__ = (
     "DATABRICKS",
     "MAX_SCAN_DEPTH",
@@ -412,4 +434,5 @@ __all__ = (
     "rolling_selection",
     "single_file_log",
     "skipped_when_scanning",
+    "spark_log_names",
 )
